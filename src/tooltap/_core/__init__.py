@@ -1,0 +1,1 @@
+"""Sans-I/O core: no networking, no OpenTelemetry, no wrapt (a test enforces this)."""

@@ -1,0 +1,87 @@
+"""Turn received argument text or objects into a call's ``args``, or a Problem."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from .model import Limits, Problem
+
+__all__ = ["coerce_args", "decode_arguments", "json_incomplete"]
+
+
+def json_incomplete(text: str) -> bool:
+    """True when ``text`` stops inside a JSON value: an open string, array or object."""
+    depth = 0
+    in_string = False
+    escaped = False
+    for ch in text:
+        if in_string:
+            if escaped:
+                escaped = False
+            elif ch == "\\":
+                escaped = True
+            elif ch == '"':
+                in_string = False
+        elif ch == '"':
+            in_string = True
+        elif ch in "{[":
+            depth += 1
+        elif ch in "}]":
+            depth -= 1
+    return in_string or depth > 0
+
+
+def decode_arguments(
+    text: str | None,
+    *,
+    limits: Limits,
+    index: int,
+    call_id: str | None,
+    name: str | None,
+) -> dict[str, Any] | Problem:
+    """Decode a call's argument text (JSON). Empty or missing text means ``{}``."""
+    if text is None or not text.strip():
+        return {}
+    if len(text) > limits.max_argument_bytes:
+        return Problem(
+            "oversized_arguments", index, call_id, f"{len(text)} characters", name, text[:256]
+        )
+    try:
+        value = json.loads(text)
+    except ValueError as exc:
+        kind = "truncated_json" if json_incomplete(text) else "invalid_json"
+        return Problem(kind, index, call_id, str(exc), name, text)
+    return coerce_args(value, index=index, call_id=call_id, name=name, raw=text)
+
+
+def coerce_args(
+    value: Any,
+    *,
+    index: int,
+    call_id: str | None,
+    name: str | None,
+    raw: str | None = None,
+) -> dict[str, Any] | Problem:
+    """Accept an object; tolerate ``None`` (no arguments) and a JSON string holding an object."""
+    if isinstance(value, dict):
+        return value
+    if value is None:
+        return {}
+    if isinstance(value, str):
+        try:
+            inner = json.loads(value)
+        except ValueError:
+            inner = None
+        if isinstance(inner, dict):
+            return inner
+    detail = f"arguments are {type(value).__name__}, not an object"
+    received = raw if raw is not None else _preview(value)
+    return Problem("unexpected_shape", index, call_id, detail, name, received)
+
+
+def _preview(value: Any) -> str:
+    try:
+        return json.dumps(value, ensure_ascii=False)[:4096]
+    except (TypeError, ValueError):
+        return repr(value)[:4096]

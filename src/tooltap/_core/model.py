@@ -1,0 +1,154 @@
+"""Normalized values shared by every dialect: what a tool call is, what went wrong."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Final
+
+__all__ = [
+    "DIALECTS",
+    "PROBLEM_KINDS",
+    "ErrorClass",
+    "Limits",
+    "Parsed",
+    "Problem",
+    "RequestInfo",
+    "ServerCall",
+    "ToolCall",
+    "ToolResultRef",
+    "Usage",
+]
+
+#: The wire dialects tooltap understands, in a stable order.
+DIALECTS: Final = ("openai.chat", "openai.responses", "anthropic.messages", "google.genai")
+
+#: Provider family of each dialect (the value of ``ToolCall.provider``).
+PROVIDER_OF: Final[dict[str, str]] = {
+    "openai.chat": "openai",
+    "openai.responses": "openai",
+    "anthropic.messages": "anthropic",
+    "google.genai": "google",
+}
+
+#: Every ``Problem.kind`` the core can report.
+PROBLEM_KINDS: Final = (
+    "truncated_stream",  # the stream ended before its terminal event
+    "truncated_json",  # a call's arguments stopped mid-JSON
+    "invalid_json",  # a call's arguments are complete but not valid JSON
+    "error_event",  # the provider sent an error inside the stream or body
+    "unexpected_shape",  # an event or body did not have the shape the dialect documents
+    "undeclared_tool",  # the model called a tool the request did not declare
+    "schema_violation",  # the arguments do not satisfy the declared JSON schema
+    "invalid_tool_name",  # the name breaks the providers' rules
+    "oversized_event",  # one SSE event exceeded ``Limits.max_event_bytes``
+    "oversized_arguments",  # one call's arguments exceeded ``Limits.max_argument_bytes``
+    "incomplete_response",  # the provider ended the response early (length, incomplete)
+)
+
+
+@dataclass(frozen=True, slots=True)
+class ToolCall:
+    """One complete, client-side tool call, the same for every provider."""
+
+    name: str
+    args: dict[str, Any] = field(hash=False)
+    provider: str
+    call_id: str | None
+    index: int
+    raw_arguments: str | None = None
+    dialect: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class ServerCall:
+    """A tool call the provider executed itself (Anthropic ``server_tool_use``...)."""
+
+    name: str
+    args: dict[str, Any] = field(hash=False)
+    call_id: str | None
+    block_type: str
+    index: int
+
+
+@dataclass(frozen=True, slots=True)
+class Problem:
+    """Something that kept a call (or a response) from being complete and valid.
+
+    ``received`` carries what did arrive (for example the partial argument text),
+    so nothing is lost, and nothing half-received becomes a call.
+    """
+
+    kind: str
+    call_index: int | None = None
+    call_id: str | None = None
+    detail: str = ""
+    name: str | None = None
+    received: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Usage:
+    """Token counts as the provider reported them."""
+
+    input_tokens: int | None = None
+    output_tokens: int | None = None
+    cache_read_input_tokens: int | None = None
+    cache_creation_input_tokens: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Parsed:
+    """Everything the core learnt from one response."""
+
+    dialect: str
+    calls: tuple[ToolCall, ...] = ()
+    server_calls: tuple[ServerCall, ...] = ()
+    problems: tuple[Problem, ...] = ()
+    finish_reason: str | None = None
+    response_id: str | None = None
+    model: str | None = None
+    usage: Usage | None = None
+    complete: bool = True
+
+
+@dataclass(frozen=True, slots=True)
+class ToolResultRef:
+    """A tool result carried by a request: which call it answers."""
+
+    call_id: str | None
+    name: str | None
+    is_error: bool
+    index: int
+
+
+@dataclass(frozen=True, slots=True)
+class RequestInfo:
+    """What a request declares and carries, as far as tool calls are concerned."""
+
+    dialect: str
+    model: str | None = None
+    stream: bool = False
+    tools: dict[str, dict[str, Any]] = field(default_factory=dict, hash=False)
+    invalid_tool_names: tuple[str, ...] = ()
+    tool_choice: str | None = None
+    tool_results: tuple[ToolResultRef, ...] = ()
+    problems: tuple[Problem, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class ErrorClass:
+    """A provider or stream failure, classed for retry decisions and low-cardinality metrics."""
+
+    error_type: str
+    retryable: bool
+    retry_after: float | None = None
+    status: int | None = None
+    hint: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Limits:
+    """Memory caps applied to hostile or runaway input."""
+
+    max_event_bytes: int = 8 * 1024 * 1024
+    max_argument_bytes: int = 4 * 1024 * 1024

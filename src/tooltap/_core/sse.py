@@ -1,0 +1,144 @@
+"""Incremental Server-Sent Events decoder (WHATWG rules), sans-I/O.
+
+Lines are split on bytes (LF, CR or CRLF), so a UTF-8 character cut between
+two chunks stays intact; ``data`` stays bytes for the JSON parser to decode.
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+__all__ = ["SSEEvent", "SSEParser"]
+
+
+class SSEEvent(NamedTuple):
+    """One dispatched event. ``terminated`` is False for an event flushed at EOF."""
+
+    event: str
+    data: bytes
+    id: str | None = None
+    terminated: bool = True
+
+
+class SSEParser:
+    """Feed bytes, get events; ``close()`` flushes what is left at EOF.
+
+    An event larger than ``max_event_bytes`` is dropped whole (up to its blank
+    line) and counted in ``dropped_events``; memory stays under the cap.
+    """
+
+    __slots__ = (
+        "_parts",
+        "_pending",
+        "_skip_lf",
+        "_event",
+        "_data",
+        "_size",
+        "_id",
+        "_discarding",
+        "max_event_bytes",
+        "dropped_events",
+    )
+
+    def __init__(self, max_event_bytes: int = 8 * 1024 * 1024) -> None:
+        self._parts: list[bytes] = []  # pieces of the current, unfinished line
+        self._pending = 0  # bytes held in _parts
+        self._skip_lf = False  # the last chunk ended on CR: drop a leading LF
+        self._event = ""
+        self._data: list[bytes] = []
+        self._size = 0
+        self._id: str | None = None
+        self._discarding = False
+        self.max_event_bytes = max_event_bytes
+        self.dropped_events = 0
+
+    def feed(self, data: bytes) -> list[SSEEvent]:
+        """Take the next chunk; return the events it completes, in order."""
+        if self._skip_lf:
+            self._skip_lf = False
+            if data[:1] == b"\n":
+                data = data[1:]
+        if b"\n" not in data and b"\r" not in data:
+            if data:
+                self._hold(data)
+            return []
+        if self._parts:
+            self._parts.append(data)
+            data = b"".join(self._parts)
+            self._parts = []
+            self._pending = 0
+        if b"\r" in data:
+            if data[-1:] == b"\r":
+                self._skip_lf = True
+            data = data.replace(b"\r\n", b"\n").replace(b"\r", b"\n")
+        lines = data.split(b"\n")
+        rest = lines.pop()
+        events: list[SSEEvent] = []
+        for line in lines:
+            self._line(line, events)
+        if rest:
+            self._hold(rest)
+        return events
+
+    def close(self) -> list[SSEEvent]:
+        """End of stream: process a last unterminated line and event, if any."""
+        events: list[SSEEvent] = []
+        if self._parts:
+            line = b"".join(self._parts)
+            self._parts = []
+            self._pending = 0
+            self._line(line, events)
+        if self._data and not self._discarding:
+            events.append(
+                SSEEvent(self._event or "message", b"\n".join(self._data), self._id, False)
+            )
+        elif self._discarding:
+            self.dropped_events += 1
+        self._reset()
+        self._discarding = False
+        return events
+
+    def _hold(self, piece: bytes) -> None:
+        if self._discarding:
+            return
+        self._pending += len(piece)
+        if self._pending + self._size > self.max_event_bytes:
+            self._parts = []
+            self._pending = 0
+            self._reset()
+            self._discarding = True
+            return
+        self._parts.append(piece)
+
+    def _reset(self) -> None:
+        self._event = ""
+        self._data = []
+        self._size = 0
+
+    def _line(self, line: bytes, events: list[SSEEvent]) -> None:
+        if not line:
+            if self._discarding:
+                self._discarding = False
+                self.dropped_events += 1
+            elif self._data:
+                events.append(SSEEvent(self._event or "message", b"\n".join(self._data), self._id))
+            self._reset()
+            return
+        if self._discarding or line[0] == 0x3A:  # ":" starts a comment
+            return
+        name, colon, value = line.partition(b":")
+        if colon and value[:1] == b" ":
+            value = value[1:]
+        if name == b"data":
+            self._size += len(value) + 1
+            if self._size > self.max_event_bytes:
+                self._reset()
+                self._discarding = True
+                return
+            self._data.append(value)
+        elif name == b"event":
+            self._event = value.decode("utf-8", "replace")
+        elif name == b"id":
+            if b"\0" not in value:
+                self._id = value.decode("utf-8", "replace")
+        # "retry" and unknown fields are ignored, as the spec says.
