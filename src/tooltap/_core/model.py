@@ -119,6 +119,9 @@ class ToolResultRef:
     name: str | None
     is_error: bool
     index: int
+    #: Google results without an id: the args of the call answered (same position
+    #: in the preceding model turn), so id-less calls still correlate.
+    call_args: dict[str, Any] | None = field(default=None, hash=False)
 
 
 @dataclass(frozen=True, slots=True)
