@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from ._core.detect import detect_dialect
+from ._core.errors import classify_error, classify_problem
 from ._core.model import (
     DIALECTS,
     ErrorClass,
@@ -15,7 +16,10 @@ from ._core.model import (
     ToolResultRef,
     Usage,
 )
+from ._core.request import parse_request
+from ._core.results import result_message, result_messages
 from ._core.stream import StreamParser, parse_response
+from ._core.validate import validate
 
 __all__ = [
     "DIALECTS",
@@ -29,6 +33,12 @@ __all__ = [
     "ToolCall",
     "ToolResultRef",
     "Usage",
+    "classify_error",
+    "classify_problem",
     "detect_dialect",
+    "parse_request",
     "parse_response",
+    "result_message",
+    "result_messages",
+    "validate",
 ]

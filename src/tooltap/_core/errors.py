@@ -1,0 +1,388 @@
+"""Class provider and stream failures into a low-cardinality ``error_type`` and retry advice.
+
+Pure: an exception is classed by the NAMES of its classes (walking the MRO) and by
+the attributes SDK errors carry (``status_code``/``code``, ``response.headers``,
+``body``/``details``), so no SDK or HTTP library is imported here. Nothing is
+read from a response object (that could be I/O), and no provider message, key or
+URL is copied into the result: ``hint`` is always one of our own sentences.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import time
+from collections.abc import Mapping
+from email.utils import parsedate_to_datetime
+from typing import Any, Final
+
+from .model import ErrorClass, Problem
+
+__all__ = ["ERROR_TYPES", "classify_error", "classify_problem"]
+
+#: Every ``error_type`` and whether a retry may succeed.
+ERROR_TYPES: Final[dict[str, bool]] = {
+    "timeout": True,
+    "connection_error": True,
+    "rate_limited": True,
+    "server_error": True,
+    "overloaded": True,
+    "stream_truncated": True,
+    "insufficient_balance": False,
+    "auth_error": False,
+    "permission_denied": False,
+    "not_found": False,
+    "bad_request": False,
+    "content_filter": False,
+    "stream_error_event": False,
+    "_OTHER": False,
+}
+
+# Provider error ``type`` / ``code`` / ``status`` strings (lowercased) -> error_type.
+# Anthropic ``error.type``, OpenAI ``error.code``/``type``, Google ``error.status``.
+_TOKENS: Final[dict[str, str]] = {
+    "overloaded_error": "overloaded",
+    "unavailable": "overloaded",
+    "rate_limit_error": "rate_limited",
+    "rate_limit_exceeded": "rate_limited",
+    "resource_exhausted": "rate_limited",
+    "insufficient_quota": "insufficient_balance",
+    "insufficient_balance": "insufficient_balance",
+    "billing_error": "insufficient_balance",
+    "content_filter": "content_filter",
+    "content_policy_violation": "content_filter",
+    "responsibleaipolicyviolation": "content_filter",
+    "authentication_error": "auth_error",
+    "unauthenticated": "auth_error",
+    "invalid_api_key": "auth_error",
+    "api_key_invalid": "auth_error",  # Google ErrorInfo.reason (sent with HTTP 400)
+    "permission_error": "permission_denied",
+    "permission_denied": "permission_denied",
+    "not_found_error": "not_found",
+    "not_found": "not_found",
+    "model_not_found": "not_found",
+    "invalid_request_error": "bad_request",
+    "invalid_argument": "bad_request",
+    "failed_precondition": "bad_request",
+    "request_too_large": "bad_request",
+    "api_error": "server_error",
+    "server_error": "server_error",
+    "internal": "server_error",
+    "internal_error": "server_error",
+    "timeout_error": "timeout",
+    "deadline_exceeded": "timeout",
+}
+
+# Wording of "the account has no money left" (never bare "quota": Google says
+# "quota" for per-minute rate limits too, and OpenAI's insufficient_quota has a code).
+_BALANCE: Final = re.compile(
+    r"insufficient[ _](?:balance|funds|credits?)|credit balance is too low"
+    r"|credits? (?:are|is|have been|has been) (?:depleted|exhausted)|more credits"
+    r"|out of credits|spend(?:ing)? limit|billing hard limit|api usage limits",
+    re.IGNORECASE,
+)
+_CODE_WORD: Final = re.compile(r"\b(?:[a-z]+(?:_[a-z]+)+|[A-Z]+(?:_[A-Z]+)*)\b")
+
+_TIMEOUT_NAMES: Final = frozenset({"TimeoutError", "DeadlineExceeded"})
+_CONNECTION_NAMES: Final = frozenset(
+    {
+        "ConnectError",
+        "ConnectionError",
+        "RemoteProtocolError",
+        "ReadError",
+        "WriteError",
+        "CloseError",
+        "NetworkError",
+        "ServerDisconnectedError",
+        "ClientPayloadError",
+        "IncompleteRead",
+        "IncompleteReadError",
+        "ChunkedEncodingError",
+    }
+)
+
+_HINTS: Final[dict[str, str]] = {
+    "insufficient_balance": "account balance, credit or spending limit exhausted: top up, do not retry",
+    "auth_error": "API key missing, wrong, or sent in the wrong header",
+    "permission_denied": "the key is valid but may not use this model or resource",
+    "content_filter": "the provider's content policy blocked the request or the answer",
+}
+
+
+def classify_error(
+    status: int | None,
+    headers: Mapping[str, str],
+    body: bytes | str | Mapping[str, Any] | None,
+    exc: BaseException | None = None,
+    *,
+    url: str | None = None,
+) -> ErrorClass:
+    """Class one failed request from its HTTP status, headers, body and/or exception.
+
+    Total: any input yields an ``ErrorClass`` (``_OTHER`` when nothing is recognised).
+    """
+    try:
+        return _classify(status, headers, body, exc, url)
+    except Exception:  # noqa: BLE001 - classification must never raise
+        return ErrorClass("_OTHER", False, status=status if isinstance(status, int) else None)
+
+
+def classify_problem(problem: Problem) -> ErrorClass | None:
+    """The error class of a stream problem, or None for problems that are not failures.
+
+    ``error_event`` becomes the provider's own class when its type is a retry-relevant
+    one (``overloaded_error`` -> ``overloaded``...), else ``stream_error_event``;
+    ``truncated_stream`` becomes ``stream_truncated``.
+    """
+    if problem.kind == "truncated_stream":
+        return _make("stream_truncated")
+    if problem.kind != "error_event":
+        return None
+    text = " ".join(t for t in (problem.detail, problem.received) if t)
+    if _BALANCE.search(text):
+        return _make("insufficient_balance")
+    # Only code-like words (snake_case or UPPER_CASE): prose such as "unavailable" is not a type.
+    for word in _CODE_WORD.findall(text):
+        kind = _TOKENS.get(word.lower())
+        if kind in ("overloaded", "rate_limited", "content_filter", "server_error", "timeout"):
+            return _make(kind)
+    return _make("stream_error_event")
+
+
+def _classify(
+    status: int | None,
+    headers: Mapping[str, str],
+    body: bytes | str | Mapping[str, Any] | None,
+    exc: BaseException | None,
+    url: str | None,
+) -> ErrorClass:
+    if exc is not None:
+        status, headers, body = _from_exception(exc, status, headers, body)
+    low = _lower_headers(headers)
+    info = _ErrorBody(body)
+    retry_after = _retry_after(low)
+    if retry_after is None:
+        retry_after = info.retry_delay
+    kind = _kind(status, info, exc)
+    hint = _url_hint(url) if kind == "not_found" else None
+    model_named = kind == "not_found" and re.search(r"\bmodel\b", info.message, re.IGNORECASE)
+    if hint is None and ("model_not_found" in info.tokens or model_named):
+        hint = "the model name is unknown to this endpoint"
+    return _make(kind, retry_after=retry_after, status=status, hint=hint)
+
+
+def _kind(status: int | None, info: _ErrorBody, exc: BaseException | None) -> str:
+    from_body = info.kind()
+    if from_body == "content_filter":
+        return "content_filter"
+    if status in (None, 200, 400, 402, 403, 429) and info.out_of_balance():
+        return "insufficient_balance"
+    if status == 402:
+        return "insufficient_balance"
+    if status == 529 or from_body == "overloaded" and status in (None, 200, 503, 529):
+        return "overloaded"
+    if status == 503 and "overloaded" in info.message.lower():
+        return "overloaded"
+    if status == 400 and from_body == "auth_error":  # Google: bad key is a 400
+        return "auth_error"
+    by_status = _by_status(status)
+    if by_status is not None:
+        return by_status
+    if from_body is not None:
+        return from_body
+    if exc is not None:
+        return _by_exception_name(exc)
+    return "_OTHER"
+
+
+def _by_status(status: int | None) -> str | None:
+    if status is None or status < 400:
+        return None
+    if status >= 500:
+        return "server_error"
+    return {
+        401: "auth_error",
+        403: "permission_denied",
+        404: "not_found",
+        408: "timeout",
+        400: "bad_request",
+        413: "bad_request",
+        422: "bad_request",
+        429: "rate_limited",
+    }.get(status, "_OTHER")
+
+
+def _by_exception_name(exc: BaseException) -> str:
+    for klass in type(exc).__mro__:
+        name = klass.__name__
+        if "Timeout" in name or name in _TIMEOUT_NAMES:
+            return "timeout"
+        if name in _CONNECTION_NAMES or name.endswith("ConnectionError"):
+            return "connection_error"
+    return "_OTHER"
+
+
+def _from_exception(
+    exc: BaseException,
+    status: int | None,
+    headers: Mapping[str, str],
+    body: Any,
+) -> tuple[int | None, Mapping[str, str], Any]:
+    """Fill what the caller did not pass from SDK error attributes (no I/O)."""
+    if status is None:
+        for attr in ("status_code", "code"):  # openai/anthropic; google-genai
+            value = getattr(exc, attr, None)
+            if isinstance(value, int) and not isinstance(value, bool) and 100 <= value < 600:
+                status = value
+                break
+    if not headers:
+        found = getattr(getattr(exc, "response", None), "headers", None)
+        if isinstance(found, Mapping):
+            headers = found
+    if body is None:
+        for attr in ("body", "details"):  # openai/anthropic; google-genai
+            value = getattr(exc, attr, None)
+            if isinstance(value, (Mapping, list, str, bytes)):
+                body = value
+                break
+    return status, headers, body
+
+
+class _ErrorBody:
+    """The parts of a provider error body that matter: type tokens, message, retry delay."""
+
+    __slots__ = ("message", "retry_delay", "tokens")
+
+    def __init__(self, body: Any) -> None:
+        self.tokens: list[str] = []  # most specific first: code, type, status
+        self.message = ""
+        self.retry_delay: float | None = None
+        if isinstance(body, (bytes, bytearray)):
+            body = bytes(body).decode("utf-8", "replace")
+        if isinstance(body, str):
+            try:
+                body = json.loads(body)
+            except ValueError:
+                self.message = body[:2000]
+                return
+        if isinstance(body, list) and body:  # Google streams errors as a one-item array
+            body = body[0]
+        if not isinstance(body, Mapping):
+            return
+        err = body.get("error", body)
+        if isinstance(err, str):
+            self.message = err
+            return
+        if not isinstance(err, Mapping):
+            return
+        inner = err.get("innererror")
+        for value in (
+            err.get("code"),
+            inner.get("code") if isinstance(inner, Mapping) else None,
+            err.get("type"),
+            err.get("status"),
+            *_google_reasons(err.get("details")),
+        ):
+            if isinstance(value, str) and value:
+                self.tokens.append(value.lower())
+        meta = err.get("metadata")
+        raw = meta.get("raw") if isinstance(meta, Mapping) else None
+        self.message = " ".join(str(m) for m in (err.get("message"), raw) if m)
+        self.retry_delay = _google_retry_delay(err.get("details"))
+
+    def kind(self) -> str | None:
+        for token in self.tokens:
+            if token in _TOKENS:
+                return _TOKENS[token]
+        return None
+
+    def out_of_balance(self) -> bool:
+        if any(_TOKENS.get(t) == "insufficient_balance" for t in self.tokens):
+            return True
+        return bool(_BALANCE.search(self.message))
+
+
+def _google_reasons(details: Any) -> list[Any]:
+    """``google.rpc.ErrorInfo.reason`` values (for example ``API_KEY_INVALID``)."""
+    if not isinstance(details, list):
+        return []
+    return [d.get("reason") for d in details if isinstance(d, Mapping) and "reason" in d]
+
+
+def _google_retry_delay(details: Any) -> float | None:
+    """``google.rpc.RetryInfo.retryDelay`` (for example ``"37s"``) from ``error.details``."""
+    if not isinstance(details, list):
+        return None
+    for item in details:
+        if isinstance(item, Mapping) and str(item.get("@type", "")).endswith("RetryInfo"):
+            delay = item.get("retryDelay")
+            if isinstance(delay, str) and delay.endswith("s"):
+                try:
+                    return max(0.0, float(delay[:-1]))
+                except ValueError:
+                    return None
+    return None
+
+
+def _lower_headers(headers: Mapping[str, str]) -> dict[str, str]:
+    out: dict[str, str] = {}
+    for key, value in headers.items():
+        k = key.decode("latin-1") if isinstance(key, bytes) else str(key)
+        v = value.decode("latin-1") if isinstance(value, bytes) else str(value)
+        out[k.lower()] = v
+    return out
+
+
+def _retry_after(headers: dict[str, str]) -> float | None:
+    """Seconds to wait: ``retry-after-ms``, else ``Retry-After`` (seconds or an HTTP-date)."""
+    ms = headers.get("retry-after-ms")
+    if ms is not None:
+        try:
+            return max(0.0, float(ms) / 1000.0)
+        except ValueError:
+            pass
+    value = headers.get("retry-after")
+    if value is None:
+        return None
+    try:
+        return max(0.0, float(value))
+    except ValueError:
+        pass
+    try:
+        when = parsedate_to_datetime(value).timestamp()
+    except (TypeError, ValueError, IndexError, OverflowError):
+        return None
+    now = time.time()
+    date = headers.get("date")  # measure against the server's clock when it says it
+    if date is not None:
+        try:
+            now = parsedate_to_datetime(date).timestamp()
+        except (TypeError, ValueError, IndexError, OverflowError):
+            pass
+    return max(0.0, when - now)
+
+
+def _url_hint(url: str | None) -> str | None:
+    """A hint for the usual 404 cause: a base URL with ``/v1`` doubled or missing."""
+    if not url:
+        return None
+    after_scheme = url.split("://", 1)[-1]
+    path, _, query = after_scheme.partition("?")
+    path = "/" + path.partition("/")[2]
+    if re.search(r"/(v\d+(?:beta\d*|alpha\d*)?)/\1(?:/|$)", path):
+        return "the URL path repeats its version segment (e.g. /v1/v1): check the base URL"
+    if not re.search(r"/v\d+(?:beta\d*|alpha\d*)?(?:/|$)", path) and "api-version=" not in query:
+        return "the URL path has no version segment (e.g. /v1): check the base URL"
+    return None
+
+
+def _make(
+    kind: str,
+    *,
+    retry_after: float | None = None,
+    status: int | None = None,
+    hint: str | None = None,
+) -> ErrorClass:
+    if hint is None:
+        hint = _HINTS.get(kind)
+    return ErrorClass(kind, ERROR_TYPES[kind], retry_after, status, hint)
