@@ -7,7 +7,7 @@ from typing import Any
 
 from .model import Limits, Problem
 
-__all__ = ["coerce_args", "decode_arguments", "json_incomplete"]
+__all__ = ["coerce_args", "decode_arguments", "json_incomplete", "oversized_value"]
 
 
 def json_incomplete(text: str) -> bool:
@@ -36,7 +36,7 @@ def decode_arguments(
     text: str | None,
     *,
     limits: Limits,
-    index: int,
+    index: int | None,
     call_id: str | None,
     name: str | None,
 ) -> dict[str, Any] | Problem:
@@ -49,7 +49,7 @@ def decode_arguments(
         )
     try:
         value = json.loads(text)
-    except ValueError as exc:
+    except (ValueError, RecursionError) as exc:  # RecursionError: absurdly deep nesting
         kind = "truncated_json" if json_incomplete(text) else "invalid_json"
         return Problem(kind, index, call_id, str(exc), name, text)
     return coerce_args(value, index=index, call_id=call_id, name=name, raw=text)
@@ -58,7 +58,7 @@ def decode_arguments(
 def coerce_args(
     value: Any,
     *,
-    index: int,
+    index: int | None,
     call_id: str | None,
     name: str | None,
     raw: str | None = None,
@@ -71,7 +71,7 @@ def coerce_args(
     if isinstance(value, str):
         try:
             inner = json.loads(value)
-        except ValueError:
+        except (ValueError, RecursionError):
             inner = None
         if isinstance(inner, dict):
             return inner
@@ -80,8 +80,30 @@ def coerce_args(
     return Problem("unexpected_shape", index, call_id, detail, name, received)
 
 
+def oversized_value(
+    value: Any,
+    *,
+    limits: Limits,
+    index: int | None,
+    call_id: str | None,
+    name: str | None,
+) -> Problem | None:
+    """An ``oversized_arguments`` Problem when decoded ``value`` exceeds the limit as JSON text."""
+    try:
+        text = json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+    except (TypeError, ValueError, RecursionError):
+        return None
+    if len(text) <= limits.max_argument_bytes:
+        return None
+    return Problem(
+        "oversized_arguments", index, call_id, f"{len(text)} characters", name, text[:256]
+    )
+
+
 def _preview(value: Any) -> str:
     try:
         return json.dumps(value, ensure_ascii=False)[:4096]
     except (TypeError, ValueError):
         return repr(value)[:4096]
+    except RecursionError:
+        return f"<deeply nested {type(value).__name__}>"

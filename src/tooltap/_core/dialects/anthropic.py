@@ -1,0 +1,363 @@
+"""Anthropic Messages: ``tool_use`` blocks from an SSE stream or a whole ``Message`` body.
+
+``tool_use`` blocks are client calls; every other ``*_tool_use`` block (``server_tool_use``,
+``mcp_tool_use``...) ran at Anthropic and becomes a ``ServerCall``. ``ToolCall.index`` is the
+position among returned calls; ``Problem.call_index`` is the position among client
+``tool_use`` blocks (returned or not), so a failed call keeps its place in the response.
+Problems about server blocks have ``call_index=None`` and name the block type in ``detail``.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any, Final, TypeGuard
+
+from ..args import coerce_args, decode_arguments, oversized_value
+from ..model import Limits, Parsed, Problem, ServerCall, ToolCall, Usage
+from ..sse import SSEEvent
+
+__all__ = ["Reducer", "parse_body"]
+
+DIALECT: Final = "anthropic.messages"
+PROVIDER: Final = "anthropic"
+#: stop_reason values meaning the model was cut off, not done.
+INCOMPLETE_STOPS: Final = frozenset({"max_tokens", "model_context_window_exceeded"})
+_USAGE_KEYS: Final = (
+    "input_tokens",
+    "output_tokens",
+    "cache_read_input_tokens",
+    "cache_creation_input_tokens",
+)
+_PREVIEW: Final = 256
+
+
+def _is_tool_block(kind: Any) -> TypeGuard[str]:
+    return isinstance(kind, str) and (kind == "tool_use" or kind.endswith("_tool_use"))
+
+
+class _Block:
+    """One open ``*_tool_use`` content block of a stream."""
+
+    __slots__ = ("big", "call_id", "kind", "name", "ordinal", "parts", "size", "start_input")
+
+    def __init__(
+        self, kind: str, call_id: str | None, name: Any, ordinal: int | None, start_input: Any
+    ) -> None:
+        self.kind = kind
+        self.call_id = call_id
+        self.name = name
+        self.ordinal = ordinal  # position among client tool_use blocks; None for server blocks
+        self.start_input = start_input
+        self.parts: list[str] = []
+        self.size = 0
+        self.big = False  # over limits.max_argument_bytes: fragments no longer kept
+
+    def text(self) -> str:
+        return "".join(self.parts)
+
+
+class Reducer:
+    """Folds one Messages stream's events; calls are emitted at ``content_block_stop``."""
+
+    __slots__ = (
+        "_blocks",
+        "_calls",
+        "_ended",
+        "_finish",
+        "_id",
+        "_limits",
+        "_model",
+        "_ordinals",
+        "_problems",
+        "_server",
+        "_usage",
+    )
+
+    def __init__(self, limits: Limits) -> None:
+        self._limits = limits
+        self._calls: list[ToolCall] = []
+        self._server: list[ServerCall] = []
+        self._problems: list[Problem] = []
+        self._blocks: dict[int, _Block] = {}
+        self._ordinals = 0
+        self._usage: dict[str, int] = {}
+        self._finish: str | None = None
+        self._id: str | None = None
+        self._model: str | None = None
+        self._ended = False  # message_stop or an error event was seen
+
+    def event(self, ev: SSEEvent) -> list[ToolCall]:
+        """Take one SSE event; return the call it completes (at most one)."""
+        name = ev.event
+        if self._ended or name == "ping":
+            return []
+        # Text and thinking deltas are most of a stream: skip them without decoding.
+        if name == "content_block_delta" and b"input_json_delta" not in ev.data:
+            return []
+        try:
+            data = json.loads(ev.data)
+        except (ValueError, RecursionError) as exc:
+            if ev.terminated:  # an unterminated tail is the cut itself: truncated_stream says it
+                self._shape(f"{name}: data is not JSON ({exc})")
+            return []
+        if not isinstance(data, dict):
+            self._shape(f"{name}: data is {type(data).__name__}, not an object")
+            return []
+        kind = data.get("type")
+        return self._dispatch(kind if isinstance(kind, str) else name, data)
+
+    def finish(self) -> Parsed:
+        """Everything learnt; an unfinished stream adds ``truncated_json``/``truncated_stream``."""
+        problems = list(self._problems)
+        if not self._ended:
+            problems += [self._cut(block) for block in self._blocks.values()]
+            problems.append(Problem("truncated_stream", detail="stream ended before message_stop"))
+        return self._parsed(problems, complete=self._ended)
+
+    # -- events -------------------------------------------------------------------------
+
+    def _dispatch(self, kind: str, data: dict[str, Any]) -> list[ToolCall]:
+        if kind == "content_block_delta":
+            self._delta(data)
+        elif kind == "content_block_stop":
+            index = data.get("index")
+            block = self._blocks.pop(index, None) if isinstance(index, int) else None
+            if block is not None:
+                return self._close(block)
+        elif kind == "content_block_start":
+            self._start(data)
+        elif kind == "message_start":
+            message = data.get("message")
+            if isinstance(message, dict):
+                self._message(message)
+        elif kind == "message_delta":
+            self._message_delta(data)
+        elif kind == "message_stop":
+            self._ended = True
+            calls: list[ToolCall] = []
+            for block in self._blocks.values():  # blocks never stopped: judge what arrived
+                calls += self._close(block)
+            self._blocks.clear()
+            return calls
+        elif kind == "error":
+            self._error(data.get("error"))
+            self._ended = True
+            self._problems += [self._cut(block) for block in self._blocks.values()]
+            self._blocks.clear()
+        return []
+
+    def _start(self, data: dict[str, Any]) -> None:
+        block = data.get("content_block")
+        kind = block.get("type") if isinstance(block, dict) else None
+        if not isinstance(block, dict) or not _is_tool_block(kind):
+            return
+        index = data.get("index")
+        if not isinstance(index, int):
+            self._shape(f"content_block_start: index is {type(index).__name__}")
+            return
+        ordinal = None
+        if kind == "tool_use":
+            ordinal = self._ordinals
+            self._ordinals += 1
+        call_id = block.get("id")
+        self._blocks[index] = _Block(
+            kind,
+            call_id if isinstance(call_id, str) else None,
+            block.get("name"),
+            ordinal,
+            block.get("input"),
+        )
+
+    def _delta(self, data: dict[str, Any]) -> None:
+        delta = data.get("delta")
+        if not isinstance(delta, dict) or delta.get("type") != "input_json_delta":
+            return
+        index = data.get("index")
+        block = self._blocks.get(index) if isinstance(index, int) else None
+        fragment = delta.get("partial_json")
+        if block is None or not isinstance(fragment, str):
+            self._shape("content_block_delta: input_json_delta outside a tool block")
+            return
+        if block.big:
+            return
+        block.size += len(fragment)
+        block.parts.append(fragment)
+        if block.size > self._limits.max_argument_bytes:
+            block.big = True
+
+    def _message(self, message: dict[str, Any]) -> None:
+        msg_id, model = message.get("id"), message.get("model")
+        if isinstance(msg_id, str):
+            self._id = msg_id
+        if isinstance(model, str):
+            self._model = model
+        self._take_usage(message.get("usage"))
+        self._take_stop(message.get("stop_reason"))
+
+    def _message_delta(self, data: dict[str, Any]) -> None:
+        delta = data.get("delta")
+        if isinstance(delta, dict):
+            self._take_stop(delta.get("stop_reason"))
+        self._take_usage(data.get("usage"))
+
+    def _take_stop(self, reason: Any) -> None:
+        if isinstance(reason, str):
+            self._finish = reason
+
+    def _take_usage(self, usage: Any) -> None:
+        if not isinstance(usage, dict):
+            return
+        for key in _USAGE_KEYS:
+            value = usage.get(key)
+            if isinstance(value, int) and not isinstance(value, bool):
+                self._usage[key] = value
+
+    def _error(self, error: Any) -> None:
+        kind = error.get("type") if isinstance(error, dict) else None
+        message = error.get("message") if isinstance(error, dict) else None
+        self._problems.append(
+            Problem(
+                "error_event",
+                detail=kind if isinstance(kind, str) else "error",
+                received=message if isinstance(message, str) else None,
+            )
+        )
+
+    # -- calls --------------------------------------------------------------------------
+
+    def _close(self, block: _Block) -> list[ToolCall]:
+        """A block is over: turn what arrived into a call, a server call or a Problem."""
+        index, limits, text = block.ordinal, self._limits, block.text()
+        if block.big:
+            detail = f"over {limits.max_argument_bytes} characters"
+            big = Problem(
+                "oversized_arguments",
+                index,
+                block.call_id,
+                detail,
+                _str(block.name),
+                text[:_PREVIEW],
+            )
+            return self._add(block.kind, block.call_id, block.name, index, big, None)
+        if text.strip():
+            args = decode_arguments(
+                text, limits=limits, index=index, call_id=block.call_id, name=_str(block.name)
+            )
+            return self._add(block.kind, block.call_id, block.name, index, args, text)
+        return self._take(block.kind, block.call_id, block.name, index, block.start_input)
+
+    def _take(
+        self, kind: str, call_id: str | None, name: Any, index: int | None, value: Any
+    ) -> list[ToolCall]:
+        """A block whose input arrived as a decoded value (a body, or a start with no deltas)."""
+        args = coerce_args(value, index=index, call_id=call_id, name=_str(name))
+        if not isinstance(args, Problem):
+            big = oversized_value(
+                args, limits=self._limits, index=index, call_id=call_id, name=_str(name)
+            )
+            args = big or args
+        return self._add(kind, call_id, name, index, args, None)
+
+    def _add(
+        self,
+        kind: str,
+        call_id: str | None,
+        name: Any,
+        index: int | None,
+        args: dict[str, Any] | Problem,
+        raw: str | None,
+    ) -> list[ToolCall]:
+        if not isinstance(args, Problem) and not (isinstance(name, str) and name):
+            args = Problem("unexpected_shape", index, call_id, f"{kind} block without a name")
+        if isinstance(args, Problem):
+            if kind != "tool_use":
+                args = _server_problem(args, kind)
+            self._problems.append(args)
+            return []
+        if kind != "tool_use":
+            self._server.append(ServerCall(name, args, call_id, kind, len(self._server)))
+            return []
+        call = ToolCall(name, args, PROVIDER, call_id, len(self._calls), raw or None, DIALECT)
+        self._calls.append(call)
+        return [call]
+
+    def _cut(self, block: _Block) -> Problem:
+        """The Problem for a block the stream never finished."""
+        kind = "oversized_arguments" if block.big else "truncated_json"
+        text = block.text()
+        problem = Problem(
+            kind,
+            block.ordinal,
+            block.call_id,
+            "stream ended inside the block",
+            _str(block.name),
+            text[:_PREVIEW] if block.big else text,
+        )
+        return problem if block.kind == "tool_use" else _server_problem(problem, block.kind)
+
+    def _shape(self, detail: str) -> None:
+        self._problems.append(Problem("unexpected_shape", detail=detail))
+
+    def _parsed(self, problems: list[Problem], *, complete: bool) -> Parsed:
+        if self._finish in INCOMPLETE_STOPS:
+            problems.append(Problem("incomplete_response", detail=self._finish or ""))
+        return Parsed(
+            DIALECT,
+            calls=tuple(self._calls),
+            server_calls=tuple(self._server),
+            problems=tuple(problems),
+            finish_reason=self._finish,
+            response_id=self._id,
+            model=self._model,
+            usage=Usage(**self._usage) if self._usage else None,
+            complete=complete,
+        )
+
+
+def parse_body(body: Any, limits: Limits) -> Parsed:
+    """Parse one whole Messages body (wire JSON or an SDK ``Message`` dumped to a dict)."""
+    reducer = Reducer(limits)
+    if not isinstance(body, dict):
+        reducer._shape(f"body is {type(body).__name__}, not an object")
+        return reducer._parsed(list(reducer._problems), complete=True)
+    if body.get("type") == "error":
+        reducer._error(body.get("error"))
+        return reducer._parsed(list(reducer._problems), complete=True)
+    reducer._message(body)
+    content = body.get("content")
+    if not isinstance(content, list):
+        reducer._shape(f"content is {type(content).__name__}, not a list")
+        content = []
+    ordinal = 0
+    for block in content:
+        kind = block.get("type") if isinstance(block, dict) else None
+        if not isinstance(block, dict) or not _is_tool_block(kind):
+            continue
+        index = None
+        if kind == "tool_use":
+            index, ordinal = ordinal, ordinal + 1
+        call_id = block.get("id")
+        reducer._take(
+            kind,
+            call_id if isinstance(call_id, str) else None,
+            block.get("name"),
+            index,
+            block.get("input"),
+        )
+    return reducer._parsed(list(reducer._problems), complete=True)
+
+
+def _str(value: Any) -> str | None:
+    return value if isinstance(value, str) else None
+
+
+def _server_problem(problem: Problem, kind: str) -> Problem:
+    """Server blocks are not client calls: no ``call_index``, block type in ``detail``."""
+    return Problem(
+        problem.kind,
+        None,
+        problem.call_id,
+        f"{kind}: {problem.detail}",
+        problem.name,
+        problem.received,
+    )
