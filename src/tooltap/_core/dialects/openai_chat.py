@@ -1,0 +1,330 @@
+"""OpenAI Chat Completions: tool calls from ``chat.completion.chunk`` streams and whole bodies.
+
+Choices made here (the wire leaves them open):
+
+- ``n > 1``: the calls of every choice are kept, ordered by choice index, then by position
+  within the choice. A call of choice *k* is emitted once choices ``0..k-1`` have their
+  ``finish_reason`` (with ``n == 1`` that is as soon as the call finishes).
+- ``tool_calls[].index`` missing (Gemini's OpenAI-compatible endpoint omits it): a delta with
+  a new ``id`` starts a call, one without continues the last call of its choice. An index
+  that is present but not an int is an ``unexpected_shape`` problem.
+- A legacy ``function_call`` is one call with ``call_id=None``.
+- Non-function tool calls (``type: "custom"``, free-form text input) are not calls: they
+  become ``unexpected_shape`` problems that keep the name, id and input.
+- ``finish_reason`` ``length`` / ``content_filter`` adds an ``incomplete_response`` problem.
+- ``complete``: ``[DONE]``, every choice seen has a ``finish_reason``, or an error ended
+  the stream (``event: error``, or an ``error`` chunk without ``choices``). An ``error``
+  inside a chunk that has ``choices`` (OpenRouter) is recorded, and the stream goes on.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from typing import Any, Final
+
+from ..model import Limits, Parsed, Problem, ToolCall, Usage
+from ..sse import SSEEvent
+from ._openai import (
+    NOT_JSON,
+    Collector,
+    PendingCall,
+    load_event,
+    plain_int,
+    text_or_none,
+    usage_of,
+)
+
+__all__ = ["Reducer", "parse_body"]
+
+DIALECT: Final = "openai.chat"
+#: finish_reason values meaning the model was cut off, not done.
+INCOMPLETE_REASONS: Final = frozenset({"length", "content_filter"})
+
+
+class _Choice:
+    """Calls of one choice that are not released yet, and how to find the open one."""
+
+    __slots__ = ("by_index", "done", "legacy", "open", "pending")
+
+    def __init__(self) -> None:
+        self.pending: deque[PendingCall] = deque()
+        self.by_index: dict[int, PendingCall] = {}
+        self.open: PendingCall | None = None
+        self.legacy: PendingCall | None = None
+        self.done = False  # a finish_reason arrived
+
+    def start(self, call: PendingCall) -> None:
+        """A new call begins: the one before it is finished."""
+        if self.open is not None:
+            self.open.finished = True
+        self.open = call
+        self.pending.append(call)
+
+    def close(self) -> None:
+        """The choice ended (finish_reason, [DONE], end of stream)."""
+        if self.open is not None:
+            self.open.finished = True
+            self.open = None
+
+
+class Reducer:
+    """Folds one Chat Completions stream; calls are emitted as soon as they finish."""
+
+    def __init__(self, limits: Limits) -> None:
+        self._out = Collector(limits, DIALECT)
+        self._limit = limits.max_argument_bytes
+        self._choices: dict[int, _Choice] = {}
+        self._complete = False
+        self._released = False  # something finished: try to release calls
+        self._parsed: Parsed | None = None
+
+    def event(self, ev: SSEEvent) -> list[ToolCall]:
+        """Take one SSE event; return the calls it completed, in response order."""
+        data = ev.data
+        if len(data) < 16 and data.strip() == b"[DONE]":
+            self._end()
+            return self._release(final=True)
+        chunk = _load(ev, self._out)
+        if chunk is None:
+            return []
+        err = chunk.get("error")
+        if ev.event == "error" or err is not None:
+            self._out.error(err if err is not None else chunk)
+            if ev.event == "error" or "choices" not in chunk:
+                self._end(cut=True)
+                return self._release(final=True)
+        self._out.meta(chunk)
+        usage = _usage(chunk.get("usage"))
+        if usage is not None:
+            self._out.usage = usage
+        choices = chunk.get("choices")
+        if isinstance(choices, list):
+            for pos, choice in enumerate(choices):
+                self._choice(pos, choice)
+        elif choices is not None:
+            self._out.shape(f"choices is {type(choices).__name__}, not a list")
+        if self._released:
+            return self._release(final=False)
+        return []
+
+    def finish(self) -> Parsed:
+        """End of stream: unfinished calls become ``truncated_json`` unless the stream ended."""
+        if self._parsed is None:
+            complete = self._complete
+            if not complete:
+                detail = "stream ended before [DONE] or a finish_reason"
+                self._out.problems.append(Problem("truncated_stream", detail=detail))
+            self._end(cut=not complete)
+            self._release(final=True)
+            self._parsed = self._out.parsed(complete)
+        return self._parsed
+
+    def _end(self, cut: bool = False) -> None:
+        """The response is over; with ``cut``, calls still open become truncated."""
+        self._complete = True
+        for st in self._choices.values():
+            if cut and st.open is not None:
+                st.open.truncated = True
+            st.close()
+            st.done = True
+
+    def _choice(self, pos: int, choice: Any) -> None:
+        if not isinstance(choice, dict):
+            self._out.shape(f"choice is {type(choice).__name__}, not an object")
+            return
+        index = choice.get("index", pos)
+        if plain_int(index) is None:
+            self._out.shape(f"choice index is {type(index).__name__}, not an int")
+            return
+        st = self._choices.get(index)
+        if st is None:
+            st = self._choices[index] = _Choice()
+        delta = choice.get("delta")
+        if isinstance(delta, dict):
+            tool_calls = delta.get("tool_calls")
+            if isinstance(tool_calls, list):
+                for tc in tool_calls:
+                    self._tool_delta(st, tc)
+            elif tool_calls is not None:
+                self._out.shape(f"tool_calls is {type(tool_calls).__name__}, not a list")
+            legacy = delta.get("function_call")
+            if legacy is not None:
+                self._legacy_delta(st, legacy)
+        elif delta is not None:
+            self._out.shape(f"delta is {type(delta).__name__}, not an object")
+        reason = choice.get("finish_reason")
+        if isinstance(reason, str) and reason:
+            if index == 0:
+                self._out.finish_reason = reason
+            if reason in INCOMPLETE_REASONS:
+                self._out.incomplete(reason)
+            st.close()
+            st.done = True
+            self._released = True
+            if all(c.done for c in self._choices.values()):
+                self._complete = True
+
+    def _tool_delta(self, st: _Choice, tc: Any) -> None:
+        if not isinstance(tc, dict):
+            self._out.shape(f"tool call delta is {type(tc).__name__}, not an object")
+            return
+        index = tc.get("index")
+        call_id = text_or_none(tc.get("id"))
+        if index is None:  # no index: a new id starts a call, else continue the last one
+            call = st.open
+            if call is None or (call_id is not None and call_id != call.call_id):
+                call = None
+        elif plain_int(index) is None:
+            self._out.shape(f"tool call index is {type(index).__name__}, not an int")
+            return
+        else:
+            call = st.by_index.get(index)
+            if call is not None and call_id is not None and call.call_id not in (None, call_id):
+                call = None  # the same index reused by a new call
+        if call is None:
+            call = PendingCall(call_id)
+            if index is not None:
+                st.by_index[index] = call
+            st.start(call)
+            self._released = True
+        elif call.finished:
+            self._late(call)
+            return
+        call.call_id = call.call_id or call_id
+        kind = tc.get("type")
+        if isinstance(kind, str) and kind and kind != "function":
+            call.kind = kind
+        fn = tc.get("function")
+        if fn is None and call.kind != "function":
+            fn = tc.get(call.kind)  # {"type": "custom", "custom": {"name", "input"}}
+        if isinstance(fn, dict):
+            call.name = call.name or text_or_none(fn.get("name"))
+            call.add(fn.get("arguments", fn.get("input")), self._limit)
+        elif fn is not None and call.bad is None:
+            call.bad = f"function is {type(fn).__name__}, not an object"
+
+    def _legacy_delta(self, st: _Choice, fc: Any) -> None:
+        if not isinstance(fc, dict):
+            self._out.shape(f"function_call is {type(fc).__name__}, not an object")
+            return
+        call = st.legacy
+        if call is None:
+            call = st.legacy = PendingCall()
+            st.start(call)
+            self._released = True
+        elif call.finished:
+            self._late(call)
+            return
+        call.name = call.name or text_or_none(fc.get("name"))
+        call.add(fc.get("arguments"), self._limit)
+
+    def _late(self, call: PendingCall) -> None:
+        if not call.late:
+            call.late = True
+            self._out.shape(f"tool call {call.call_id or call.name!r} got data after it finished")
+
+    def _release(self, final: bool) -> list[ToolCall]:
+        """Settle finished calls in choice order; ``final`` ignores unfinished choices."""
+        self._released = False
+        out: list[ToolCall] = []
+        for expected, index in enumerate(sorted(self._choices)):
+            if index != expected and not final:
+                break
+            st = self._choices[index]
+            pending = st.pending
+            while pending and pending[0].finished:
+                tc = self._out.settle(pending.popleft())
+                if tc is not None:
+                    out.append(tc)
+            if not final and (pending or not st.done):
+                break
+        return out
+
+
+def _load(ev: SSEEvent, out: Collector) -> dict[str, Any] | None:
+    """The chunk of an event, or None (with a problem when the event was whole)."""
+    chunk = load_event(ev)
+    if isinstance(chunk, dict):
+        return chunk
+    if chunk is NOT_JSON:
+        if ev.terminated:  # an event cut by the end of the stream is the truncation itself
+            out.shape(f"{ev.event} event data is not JSON")
+    else:
+        out.shape(f"{ev.event} event data is {type(chunk).__name__}, not an object")
+    return None
+
+
+def _usage(raw: Any) -> Usage | None:
+    return usage_of(raw, "prompt_tokens", "completion_tokens", "prompt_tokens_details")
+
+
+def parse_body(body: Any, limits: Limits) -> Parsed:
+    """Parse a whole ``chat.completion`` body (or an error body)."""
+    out = Collector(limits, DIALECT)
+    if not isinstance(body, dict):
+        out.shape(f"body is {type(body).__name__}, not an object")
+        return out.parsed(True)
+    if body.get("error") is not None:
+        out.error(body["error"])
+    out.meta(body)
+    out.usage = _usage(body.get("usage"))
+    choices = body.get("choices")
+    if choices is not None and not isinstance(choices, list):
+        out.shape(f"choices is {type(choices).__name__}, not a list")
+        choices = None
+    for pos, choice in enumerate(choices or ()):
+        if not isinstance(choice, dict):
+            out.shape(f"choice is {type(choice).__name__}, not an object")
+            continue
+        reason = choice.get("finish_reason")
+        if isinstance(reason, str) and reason:
+            if pos == 0:
+                out.finish_reason = reason
+            if reason in INCOMPLETE_REASONS:
+                out.incomplete(reason)
+        message = choice.get("message")
+        if message is None:
+            continue
+        if not isinstance(message, dict):
+            out.shape(f"message is {type(message).__name__}, not an object")
+            continue
+        tool_calls = message.get("tool_calls")
+        if isinstance(tool_calls, list):
+            for tc in tool_calls:
+                out.settle(_body_call(tc))
+        elif tool_calls is not None:
+            out.shape(f"tool_calls is {type(tool_calls).__name__}, not a list")
+        legacy = message.get("function_call")
+        if legacy is not None:
+            call = _body_function(PendingCall(), legacy, "function_call")
+            out.settle(call)
+    return out.parsed(True)
+
+
+def _body_call(tc: Any) -> PendingCall:
+    """One ``message.tool_calls[]`` entry as a finished call."""
+    if not isinstance(tc, dict):
+        call = PendingCall()
+        call.bad = f"tool call is {type(tc).__name__}, not an object"
+        return call
+    call = PendingCall(text_or_none(tc.get("id")))
+    kind = tc.get("type")
+    if isinstance(kind, str) and kind and kind != "function":
+        call.kind = kind
+        return _body_function(call, tc.get(kind), kind, "input")
+    return _body_function(call, tc.get("function"), "function")
+
+
+def _body_function(call: PendingCall, fn: Any, what: str, key: str = "arguments") -> PendingCall:
+    """Fill ``call`` from a ``{"name", "arguments"}`` object (a string or an object)."""
+    call.finished = True
+    if not isinstance(fn, dict):
+        call.bad = f"{what} is {type(fn).__name__}, not an object"
+        return call
+    call.name = text_or_none(fn.get("name"))
+    args = fn.get(key)
+    if isinstance(args, str):
+        call.final_text = args
+    elif args is not None:
+        call.value = args
+    return call
