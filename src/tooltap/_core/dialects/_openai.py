@@ -83,6 +83,17 @@ def usage_of(raw: Any, input_key: str, output_key: str, details_key: str) -> Usa
     )
 
 
+def _pair_surrogates(text: str) -> str:
+    """Rejoin a UTF-16 surrogate pair split across two fragments (``\\ud83d`` + ``\\ude00``)."""
+    if text.isascii():
+        return text
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return text.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
+    return text
+
+
 class PendingCall:
     """One tool call being received: identity, argument fragments, and its fate."""
 
@@ -136,7 +147,7 @@ class PendingCall:
             return self.final_text
         parts = self.parts
         if len(parts) > 1:
-            parts[:] = ["".join(parts)]
+            parts[:] = [_pair_surrogates("".join(parts))]
         return parts[0] if parts else ""
 
     def adopt(self, name: Any, call_id: Any, text: Any) -> bool:

@@ -140,7 +140,13 @@ class Reducer:
         if st is None:
             st = self._choices[index] = _Choice()
         delta = choice.get("delta")
-        if isinstance(delta, dict):
+        if (
+            st.done
+            and isinstance(delta, dict)
+            and (delta.get("tool_calls") or delta.get("function_call"))
+        ):
+            self._out.shape(f"choice {index} sent tool call data after its finish_reason")
+        elif isinstance(delta, dict):
             tool_calls = delta.get("tool_calls")
             if isinstance(tool_calls, list):
                 for tc in tool_calls:

@@ -42,6 +42,16 @@ DIALECT: Final = "openai.responses"
 CALL_ITEMS: Final = {"function_call": "arguments", "custom_tool_call": "input"}
 #: Response statuses that end a response (and become ``finish_reason``).
 TERMINAL: Final = frozenset({"completed", "incomplete", "failed", "cancelled"})
+_CALL_EVENTS: Final = frozenset(
+    {
+        "response.output_item.added",
+        "response.function_call_arguments.delta",
+        "response.custom_tool_call_input.delta",
+        "response.function_call_arguments.done",
+        "response.custom_tool_call_input.done",
+        "response.output_item.done",
+    }
+)
 
 
 class Reducer:
@@ -86,8 +96,8 @@ class Reducer:
         if not isinstance(kind, str):
             kind = ev.event
         handler = self._handlers.get(kind)
-        if handler is None or (self._complete and kind != "error"):
-            return []
+        if handler is None or (self._complete and kind in _CALL_EVENTS):
+            return []  # call events after the end are not part of the response
         handler(payload)
         return self._release()
 
