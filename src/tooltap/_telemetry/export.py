@@ -1,0 +1,295 @@
+"""Telemetry providers: the app's own, or SDK ones built from the standard ``OTEL_*`` env.
+
+``ensure_providers`` never replaces what the application configured (explicit providers,
+or global SDK providers set by its code or by ``opentelemetry-instrument``). Only when
+nothing is configured does it build SDK providers: OTLP traces/metrics when an endpoint is
+set (``OTEL_EXPORTER_OTLP_[TRACES_|METRICS_]ENDPOINT``, ``..._PROTOCOL`` ``http/protobuf``
+or ``grpc``; the exporters and ``Resource.create()`` read headers, timeouts, service name
+and resource attributes themselves), plus an opt-in Prometheus ``/metrics`` endpoint fed by
+the same instruments. Export runs in background threads (batch span processor, periodic
+metric reader), so a down or slow backend never blocks the app; exit flushes with a bound.
+The SDK and exporters are optional extras (``tooltap[otlp]``, ``tooltap[prometheus]``).
+"""
+
+from __future__ import annotations
+
+import atexit
+import logging
+import os
+import threading
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any, Final
+
+from opentelemetry import metrics, trace
+
+__all__ = [
+    "PROMETHEUS_HOST_ENV",
+    "PROMETHEUS_PORT_ENV",
+    "SHUTDOWN_TIMEOUT",
+    "ensure_providers",
+    "prometheus_address",
+    "shutdown",
+]
+
+_log = logging.getLogger("tooltap")
+
+PROMETHEUS_PORT_ENV: Final = "TOOLTAP_PROMETHEUS_PORT"
+PROMETHEUS_HOST_ENV: Final = "TOOLTAP_PROMETHEUS_HOST"
+SHUTDOWN_TIMEOUT: Final = 5.0
+"""Seconds that the exit flush may take in total, whatever the backends do."""
+
+_GRPC: Final = "grpc"
+_HTTP: Final = "http/protobuf"
+_EXPORTER_MODULES: Final = {
+    (_HTTP, "traces"): "opentelemetry.exporter.otlp.proto.http.trace_exporter",
+    (_HTTP, "metrics"): "opentelemetry.exporter.otlp.proto.http.metric_exporter",
+    (_GRPC, "traces"): "opentelemetry.exporter.otlp.proto.grpc.trace_exporter",
+    (_GRPC, "metrics"): "opentelemetry.exporter.otlp.proto.grpc.metric_exporter",
+}
+_EXPORTER_CLASSES: Final = {"traces": "OTLPSpanExporter", "metrics": "OTLPMetricExporter"}
+
+
+@dataclass(slots=True)
+class _Owned:
+    """What tooltap built itself, and therefore flushes and stops."""
+
+    providers: list[Any] = field(default_factory=list)
+    servers: list[Any] = field(default_factory=list)
+    prometheus: tuple[str, int] | None = None
+    atexit_registered: bool = False
+
+
+_lock = threading.Lock()
+_owned = _Owned()
+
+
+def ensure_providers(
+    tracer_provider: trace.TracerProvider | None = None,
+    meter_provider: metrics.MeterProvider | None = None,
+    *,
+    prometheus_port: int | None = None,
+    prometheus_host: str = "127.0.0.1",
+    **_ignored: object,
+) -> tuple[trace.TracerProvider, metrics.MeterProvider]:
+    """The providers to instrument with; builds and sets global SDK ones only if none exist.
+
+    ``prometheus_port`` (else env ``TOOLTAP_PROMETHEUS_PORT``; 0 picks a free port) opens
+    ``/metrics`` on ``prometheus_host`` (else env ``TOOLTAP_PROMETHEUS_HOST``). Never raises.
+    """
+    env = os.environ
+    try:
+        with _lock:
+            tp = tracer_provider or _app_tracer_provider()
+            mp = meter_provider or _app_meter_provider()
+            port = _prometheus_port(prometheus_port, env)
+            host = env.get(PROMETHEUS_HOST_ENV) or prometheus_host
+            if mp is not None and port is not None:
+                _log.warning(
+                    "tooltap: the application configured its own MeterProvider; no Prometheus "
+                    "endpoint was added (add a PrometheusMetricReader to it instead)"
+                )
+            if (tp is None or mp is None) and _sdk_disabled(env):
+                _log.info("tooltap: OTEL_SDK_DISABLED is set; no exporters configured")
+            else:
+                tp = tp or _build_tracer_provider(env)
+                mp = mp or _build_meter_provider(env, port, host)
+    except Exception:  # noqa: BLE001 - never break the host app
+        _log.warning("tooltap: could not set up exporters", exc_info=True)
+        tp, mp = tracer_provider, meter_provider
+    return tp or trace.get_tracer_provider(), mp or metrics.get_meter_provider()
+
+
+def prometheus_address() -> tuple[str, int] | None:
+    """``(host, port)`` of the ``/metrics`` endpoint tooltap started, if any."""
+    return _owned.prometheus
+
+
+def shutdown(timeout: float = SHUTDOWN_TIMEOUT) -> None:
+    """Flush and stop what tooltap built, waiting ``timeout`` seconds at most in total."""
+    with _lock:
+        providers, servers = list(_owned.providers), list(_owned.servers)
+        _owned.providers.clear()
+        _owned.servers.clear()
+        _owned.prometheus = None
+    deadline = time.monotonic() + max(0.0, timeout)
+    for server in servers:
+        _bounded(_stop_server(server), deadline)
+    for provider in providers:
+        _bounded(provider.shutdown, deadline)
+
+
+def _bounded(action: Callable[[], object], deadline: float) -> None:
+    """Run ``action`` in a daemon thread; give up waiting at ``deadline``."""
+
+    def run() -> None:
+        try:
+            action()
+        except Exception:  # noqa: BLE001 - exporters must not break exit
+            _log.debug("tooltap: error while flushing telemetry", exc_info=True)
+
+    worker = threading.Thread(target=run, name="tooltap-flush", daemon=True)
+    worker.start()
+    worker.join(max(0.0, deadline - time.monotonic()))
+    if worker.is_alive():
+        _log.warning("tooltap: telemetry flush timed out; some data may be lost")
+
+
+def _stop_server(server: Any) -> Callable[[], None]:
+    def stop() -> None:
+        server.shutdown()
+        server.server_close()
+
+    return stop
+
+
+def _app_tracer_provider() -> trace.TracerProvider | None:
+    current = trace.get_tracer_provider()
+    return None if isinstance(current, trace.ProxyTracerProvider) else current
+
+
+def _app_meter_provider() -> metrics.MeterProvider | None:
+    from opentelemetry.metrics._internal import _ProxyMeterProvider
+
+    current = metrics.get_meter_provider()
+    return None if isinstance(current, _ProxyMeterProvider) else current
+
+
+def _sdk_disabled(env: Mapping[str, str]) -> bool:
+    return env.get("OTEL_SDK_DISABLED", "").strip().lower() == "true"
+
+
+def _prometheus_port(option: int | None, env: Mapping[str, str]) -> int | None:
+    raw: object = option if option is not None else env.get(PROMETHEUS_PORT_ENV)
+    if raw is None or raw == "":
+        return None
+    try:
+        port = int(str(raw))
+    except ValueError:
+        port = -1
+    if not 0 <= port <= 65535:
+        _log.warning("tooltap: invalid Prometheus port %r; no endpoint started", raw)
+        return None
+    return port
+
+
+def _otlp_wanted(env: Mapping[str, str], signal: str) -> bool:
+    """An OTLP endpoint is configured for ``signal`` and ``OTEL_<SIGNAL>_EXPORTER`` allows it."""
+    upper = signal.upper()
+    if not (
+        env.get(f"OTEL_EXPORTER_OTLP_{upper}_ENDPOINT") or env.get("OTEL_EXPORTER_OTLP_ENDPOINT")
+    ):
+        return False
+    chosen = [s.strip().lower() for s in env.get(f"OTEL_{upper}_EXPORTER", "otlp").split(",")]
+    if "otlp" not in chosen:
+        _log.info("tooltap: OTEL_%s_EXPORTER=%s; no OTLP %s", upper, ",".join(chosen), signal)
+        return False
+    return True
+
+
+def _protocol(env: Mapping[str, str], signal: str) -> str:
+    raw = env.get(f"OTEL_EXPORTER_OTLP_{signal.upper()}_PROTOCOL") or env.get(
+        "OTEL_EXPORTER_OTLP_PROTOCOL", _HTTP
+    )
+    protocol = raw.strip().lower()
+    if protocol in (_HTTP, _GRPC):
+        return protocol
+    _log.warning("tooltap: OTLP protocol %r is not supported; using http/protobuf", raw)
+    return _HTTP
+
+
+def _otlp_exporter(env: Mapping[str, str], signal: str) -> Any | None:
+    """The OTLP exporter for ``signal``; it reads endpoint, headers and timeout from env."""
+    protocol = _protocol(env, signal)
+    module_name = _EXPORTER_MODULES[(protocol, signal)]
+    try:
+        module = __import__(module_name, fromlist=[_EXPORTER_CLASSES[signal]])
+    except ImportError:
+        extra = "tooltap[otlp]" if protocol == _HTTP else "opentelemetry-exporter-otlp-proto-grpc"
+        _log.warning("tooltap: OTLP %s export needs %s; not exporting", signal, extra)
+        return None
+    return getattr(module, _EXPORTER_CLASSES[signal])()
+
+
+def _resource() -> Any:
+    from opentelemetry.sdk.resources import Resource
+
+    return Resource.create()
+
+
+def _register_exit() -> None:
+    if not _owned.atexit_registered:
+        atexit.register(shutdown)
+        _owned.atexit_registered = True
+
+
+def _build_tracer_provider(env: Mapping[str, str]) -> trace.TracerProvider | None:
+    if not _otlp_wanted(env, "traces"):
+        return None
+    try:
+        from opentelemetry.sdk.trace import TracerProvider
+        from opentelemetry.sdk.trace.export import BatchSpanProcessor
+    except ImportError:
+        _log.warning("tooltap: OTLP export needs the OpenTelemetry SDK: pip install tooltap[otlp]")
+        return None
+    exporter = _otlp_exporter(env, "traces")
+    if exporter is None:
+        return None
+    provider = TracerProvider(resource=_resource(), shutdown_on_exit=False)
+    provider.add_span_processor(BatchSpanProcessor(exporter))
+    trace.set_tracer_provider(provider)
+    _owned.providers.append(provider)
+    _register_exit()
+    return provider
+
+
+def _build_meter_provider(
+    env: Mapping[str, str], port: int | None, host: str
+) -> metrics.MeterProvider | None:
+    want_otlp = _otlp_wanted(env, "metrics")
+    if not want_otlp and port is None:
+        return None
+    try:
+        from opentelemetry.sdk.metrics import MeterProvider
+        from opentelemetry.sdk.metrics.export import MetricReader, PeriodicExportingMetricReader
+    except ImportError:
+        _log.warning(
+            "tooltap: metric export needs the OpenTelemetry SDK: pip install tooltap[otlp]"
+        )
+        return None
+    readers: list[MetricReader] = []
+    exporter = _otlp_exporter(env, "metrics") if want_otlp else None
+    if exporter is not None:
+        readers.append(PeriodicExportingMetricReader(exporter))
+    if port is not None:
+        reader = _prometheus_reader(port, host)
+        if reader is not None:
+            readers.append(reader)
+    if not readers:
+        return None
+    provider = MeterProvider(metric_readers=readers, resource=_resource(), shutdown_on_exit=False)
+    metrics.set_meter_provider(provider)
+    _owned.providers.append(provider)
+    _register_exit()
+    return provider
+
+
+def _prometheus_reader(port: int, host: str) -> Any | None:
+    """A reader on its own registry, served at ``http://host:port/metrics``; None on failure."""
+    try:
+        from opentelemetry.exporter.prometheus import PrometheusMetricReader
+        from prometheus_client import CollectorRegistry, start_http_server
+    except ImportError:
+        _log.warning("tooltap: the Prometheus endpoint needs: pip install tooltap[prometheus]")
+        return None
+    registry = CollectorRegistry(auto_describe=True)
+    try:
+        server, _thread = start_http_server(port, addr=host, registry=registry)
+    except OSError as exc:
+        _log.warning("tooltap: Prometheus endpoint on %s:%d not started: %s", host, port, exc)
+        return None
+    _owned.servers.append(server)
+    _owned.prometheus = (host, int(server.server_address[1]))
+    _log.info("tooltap: Prometheus metrics at http://%s:%d/metrics", *_owned.prometheus)
+    return PrometheusMetricReader(registry=registry)
