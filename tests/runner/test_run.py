@@ -1,0 +1,461 @@
+"""ToolRegistry.run: validation before execution, failure policy, ledger, result shapes (issue 5)."""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import itertools
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import tooltap
+from tooltap import LedgerEntry, Parsed, RetryPolicy, ToolCall, ToolError, ToolRegistry
+
+FAST = RetryPolicy(attempts=3, initial_delay=0.001, multiplier=2.0, max_delay=0.01)
+KEY_SCHEMA = {
+    "type": "object",
+    "properties": {"key": {"type": "string", "enum": ["height", "weight"]}},
+    "required": ["key"],
+    "additionalProperties": False,
+}
+VALUES = {"height": "170 cm", "weight": "70 kg"}
+
+
+def call(
+    name: str,
+    args: dict[str, Any],
+    call_id: str | None,
+    index: int = 0,
+    dialect: str = "openai.chat",
+) -> ToolCall:
+    return ToolCall(
+        name, args, tooltap._core.model.PROVIDER_OF[dialect], call_id, index, None, dialect
+    )
+
+
+def seed_calls(dialect: str = "openai.chat") -> list[ToolCall]:
+    return [
+        call("lookup_demo_value", {"key": "height"}, "call_height", 0, dialect),
+        call("lookup_demo_value", {"key": "weight"}, "call_weight", 1, dialect),
+    ]
+
+
+def lookup_registry(log: list[str] | None = None) -> ToolRegistry:
+    reg = ToolRegistry(retry=FAST)
+
+    @reg.tool(schema=KEY_SCHEMA)
+    def lookup_demo_value(key: str) -> str:
+        if log is not None:
+            log.append(key)
+        return VALUES[key]
+
+    return reg
+
+
+async def test_seed_turn_both_results_under_their_own_ids() -> None:
+    log: list[str] = []
+    result = await lookup_registry(log).run(seed_calls())
+    assert sorted(log) == ["height", "weight"]
+    assert result.messages == [
+        {"role": "tool", "tool_call_id": "call_height", "content": "170 cm"},
+        {"role": "tool", "tool_call_id": "call_weight", "content": "70 kg"},
+    ]
+    assert [o.status for o in result.outcomes] == ["ok", "ok"]
+    assert result.ok
+    assert result.outcome("call_weight").output == "70 kg"
+    assert set(result.by_id) == {"call_height", "call_weight"}
+
+
+@pytest.mark.parametrize(
+    ("dialect", "expected"),
+    [
+        (
+            "openai.responses",
+            [
+                {"type": "function_call_output", "call_id": "call_height", "output": "170 cm"},
+                {"type": "function_call_output", "call_id": "call_weight", "output": "70 kg"},
+            ],
+        ),
+        (
+            "anthropic.messages",
+            [
+                {
+                    "role": "user",
+                    "content": [
+                        {
+                            "type": "tool_result",
+                            "tool_use_id": "call_height",
+                            "content": "170 cm",
+                            "is_error": False,
+                        },
+                        {
+                            "type": "tool_result",
+                            "tool_use_id": "call_weight",
+                            "content": "70 kg",
+                            "is_error": False,
+                        },
+                    ],
+                }
+            ],
+        ),
+        (
+            "google.genai",
+            [
+                {
+                    "role": "user",
+                    "parts": [
+                        {
+                            "functionResponse": {
+                                "name": "lookup_demo_value",
+                                "response": {"output": "170 cm"},
+                                "id": "call_height",
+                            }
+                        },
+                        {
+                            "functionResponse": {
+                                "name": "lookup_demo_value",
+                                "response": {"output": "70 kg"},
+                                "id": "call_weight",
+                            }
+                        },
+                    ],
+                }
+            ],
+        ),
+    ],
+)
+async def test_results_come_back_in_each_provider_shape(
+    dialect: str, expected: list[dict[str, Any]]
+) -> None:
+    result = await lookup_registry().run(seed_calls(dialect))
+    assert result.dialect == dialect
+    assert result.messages == expected
+
+
+async def test_invalid_and_undeclared_calls_are_never_executed() -> None:
+    log: list[str] = []
+    calls = [
+        call("lookup_demo_value", {"kee": "height"}, "c_bad", 0),
+        call("lookup_demo_value", {"key": "age"}, "c_enum", 1),
+        call("delete_everything", {}, "c_undeclared", 2),
+        call("lookup_demo_value", {"key": "weight"}, "c_ok", 3),
+    ]
+    result = await lookup_registry(log).run(calls)
+    assert log == ["weight"]
+    bad, enum, undeclared, ok = result.outcomes
+    assert (bad.status, bad.is_error, bad.attempts) == ("invalid", True, 0)
+    assert bad.error_type == "schema_violation"
+    assert "'key' is a required property" in bad.output
+    assert "kee" in bad.output and "again" in bad.output
+    assert enum.status == "invalid" and "'age' is not one of" in enum.output
+    assert undeclared.status == "undeclared" and "lookup_demo_value" in undeclared.output
+    assert ok.status == "ok"
+    ids = [m["tool_call_id"] for m in result.messages]
+    assert ids == ["c_bad", "c_enum", "c_undeclared", "c_ok"]
+    assert result.messages[0]["content"].startswith('{"error": "Invalid arguments')
+    assert not result.ok
+
+
+async def test_unparsable_arguments_in_a_parsed_response_get_an_error_result() -> None:
+    body = (
+        b'{"id":"chatcmpl-1","object":"chat.completion","created":1,"model":"m","choices":[{'
+        b'"index":0,"finish_reason":"tool_calls","message":{"role":"assistant","content":null,'
+        b'"tool_calls":[{"id":"call_1","type":"function","function":{"name":"lookup_demo_value",'
+        b'"arguments":"{\\"key\\": height}"}},{"id":"call_2","type":"function","function":{'
+        b'"name":"lookup_demo_value","arguments":"{\\"key\\":\\"weight\\"}"}}]}}]}'
+    )
+    parsed = tooltap.parse_response(body, "openai.chat")
+    assert [c.call_id for c in parsed.calls] == ["call_2"]
+    log: list[str] = []
+    result = await lookup_registry(log).run(parsed)
+    assert log == ["weight"]
+    assert [m["tool_call_id"] for m in result.messages] == ["call_2", "call_1"]
+    first = result.outcome("call_1")
+    assert first.status == "invalid" and first.error_type == "invalid_json"
+    assert first.call.raw_arguments == '{"key": height}'
+
+
+async def test_google_call_without_id_is_answered_by_name() -> None:
+    calls = [call("lookup_demo_value", {"key": "height"}, None, 0, "google.genai")]
+    result = await lookup_registry().run(calls)
+    assert result.messages == [
+        {
+            "role": "user",
+            "parts": [
+                {
+                    "functionResponse": {
+                        "name": "lookup_demo_value",
+                        "response": {"output": "170 cm"},
+                    }
+                }
+            ],
+        }
+    ]
+    assert result.by_id == {}
+
+
+async def test_failing_read_only_handler_is_retried_until_it_succeeds() -> None:
+    attempts: list[float] = []
+    reg = ToolRegistry(retry=RetryPolicy(attempts=4, initial_delay=0.02, multiplier=2.0))
+
+    @reg.tool
+    def flaky(key: str) -> str:
+        attempts.append(time.monotonic())
+        if len(attempts) < 3:
+            raise ConnectionError("backend hiccup")
+        return "fine"
+
+    result = await reg.run([call("flaky", {"key": "x"}, "c1")])
+    outcome = result.outcome("c1")
+    assert (outcome.status, outcome.output, outcome.attempts) == ("ok", "fine", 3)
+    waits = [b - a for a, b in itertools.pairwise(attempts)]
+    assert waits[0] >= 0.02 and waits[1] >= 0.04  # growing waits
+
+
+async def test_read_only_handler_failing_every_time_gives_an_error_result() -> None:
+    reg = ToolRegistry(retry=FAST)
+    count = 0
+
+    @reg.tool
+    def broken() -> str:
+        nonlocal count
+        count += 1
+        raise ValueError("database password=hunter2 rejected")
+
+    result = await reg.run([call("broken", {}, "c1")])
+    outcome = result.outcome("c1")
+    assert count == 3 and outcome.attempts == 3
+    assert outcome.status == "error" and outcome.error_type == "ValueError"
+    assert isinstance(outcome.exception, ValueError)
+    assert outcome.output.startswith("The tool 'broken' failed: ValueError")
+    assert "Traceback" not in result.messages[0]["content"]
+
+
+async def test_failing_side_effecting_handler_is_not_retried() -> None:
+    reg = ToolRegistry(retry=FAST)
+    count = 0
+
+    @reg.tool(side_effects=True)
+    def save(value: int) -> str:
+        nonlocal count
+        count += 1
+        raise TimeoutError("lost the confirmation")
+
+    result = await reg.run([call("save", {"value": 1}, "c1")])
+    assert count == 1
+    assert result.outcome("c1").status == "error"
+    again = await reg.run([call("save", {"value": 1}, "c1")])  # provider re-sent it
+    assert count == 1
+    assert again.outcome("c1").status == "replayed" and again.outcome("c1").is_error
+
+
+async def test_tool_error_is_sent_as_is_and_not_retried() -> None:
+    reg = ToolRegistry(retry=FAST)
+    count = 0
+
+    @reg.tool
+    def find(name: str) -> str:
+        nonlocal count
+        count += 1
+        raise ToolError(f"No user called {name}. Ask for the full name.", error_type="not_found")
+
+    result = await reg.run([call("find", {"name": "Ana"}, "c1")])
+    outcome = result.outcome("c1")
+    assert count == 1
+    assert outcome.output == "No user called Ana. Ask for the full name."
+    assert outcome.error_type == "not_found"
+
+
+async def test_resent_response_does_not_run_a_side_effecting_tool_twice() -> None:
+    saved: list[int] = []
+    reg = ToolRegistry()
+
+    @reg.tool(side_effects=True)
+    async def save(value: int) -> dict[str, Any]:
+        saved.append(value)
+        return {"saved": value, "n": len(saved)}
+
+    first = await reg.run([call("save", {"value": 7}, "c1")])
+    second = await reg.run([call("save", {"value": 7}, "c1")])
+    assert saved == [7]
+    assert first.outcome("c1").status == "ok"
+    assert second.outcome("c1").status == "replayed"
+    assert second.messages == first.messages
+
+
+async def test_idempotency_key_dedupes_a_new_call_id_for_the_same_effect() -> None:
+    saved: list[str] = []
+    reg = ToolRegistry()
+
+    @reg.tool(side_effects=True, idempotency_key=lambda a: f"{a['day']}:{a['kg']}")
+    def log_weight(day: str, kg: float) -> str:
+        saved.append(day)
+        return f"logged {kg} kg on {day}"
+
+    first = await reg.run([call("log_weight", {"day": "mon", "kg": 70}, "c1")])
+    second = await reg.run(
+        [
+            call("log_weight", {"day": "mon", "kg": 70}, "c2", 0),
+            call("log_weight", {"day": "tue", "kg": 70}, "c3", 1),
+        ]
+    )
+    assert saved == ["mon", "tue"]
+    assert first.outcome("c1").status == "ok"
+    assert second.outcome("c2").status == "replayed"
+    assert second.outcome("c2").output == "logged 70 kg on mon"
+    assert second.outcome("c3").status == "ok"
+    assert [m["tool_call_id"] for m in second.messages] == ["c2", "c3"]
+
+
+async def test_same_effect_twice_in_one_concurrent_turn_runs_once() -> None:
+    saved: list[str] = []
+    reg = ToolRegistry()
+
+    @reg.tool(side_effects=True, idempotency_key=lambda a: a["day"])
+    async def log_day(day: str) -> str:
+        await asyncio.sleep(0.01)
+        saved.append(day)
+        return "ok " + day
+
+    result = await reg.run(
+        [call("log_day", {"day": "mon"}, "c1", 0), call("log_day", {"day": "mon"}, "c2", 1)]
+    )
+    assert saved == ["mon"]
+    assert [o.status for o in result.outcomes] == ["ok", "replayed"]
+    assert [m["content"] for m in result.messages] == ["ok mon", "ok mon"]
+
+
+async def test_repeated_call_id_in_one_response_is_answered_once() -> None:
+    log: list[str] = []
+    dup = seed_calls()[0]
+    result = await lookup_registry(log).run([dup, dataclasses.replace(dup, index=1)])
+    assert log == ["height"]
+    assert len(result.messages) == 1
+    assert [(o.status, o.sent) for o in result.outcomes] == [("ok", True), ("replayed", False)]
+
+
+async def test_pending_entry_left_by_a_crash_is_in_doubt_and_not_repeated(tmp_path: Path) -> None:
+    path = tmp_path / "ledger.db"
+    with tooltap.SQLiteLedger(path) as crashed:
+        crashed.put("call:c1", LedgerEntry("pending", "pay"))  # process died mid-run
+    ran: list[int] = []
+    with tooltap.SQLiteLedger(path) as ledger:
+        reg = ToolRegistry(ledger=ledger)
+        reg.add(lambda amount: ran.append(amount), name="pay", side_effects=True)
+        result = await reg.run([call("pay", {"amount": 5}, "c1")])
+    assert ran == []
+    outcome = result.outcome("c1")
+    assert outcome.status == "in_doubt" and outcome.is_error
+    assert "not repeated" in outcome.output
+
+
+async def test_persistent_ledger_survives_a_restart(tmp_path: Path) -> None:
+    ran: list[int] = []
+
+    def pay(amount: int) -> dict[str, int]:
+        ran.append(amount)
+        return {"paid": amount}
+
+    for _ in range(2):  # two "processes" over the same file
+        with tooltap.SQLiteLedger(tmp_path / "l.db") as ledger:
+            reg = ToolRegistry(ledger=ledger)
+            reg.add(pay, side_effects=True)
+            result = await reg.run([call("pay", {"amount": 5}, "c1")])
+    assert ran == [5]
+    assert result.outcome("c1").status == "replayed"
+    assert result.messages == [{"role": "tool", "tool_call_id": "c1", "content": '{"paid": 5}'}]
+
+
+class BrokenLedger:
+    def get(self, key: str) -> LedgerEntry | None:
+        raise OSError("disk gone")
+
+    def put(self, key: str, entry: LedgerEntry) -> None:
+        raise OSError("disk gone")
+
+
+async def test_broken_ledger_blocks_side_effects_but_not_reads() -> None:
+    reg = ToolRegistry(ledger=BrokenLedger())
+    ran: list[str] = []
+    reg.add(lambda: ran.append("write"), name="write", side_effects=True)
+    reg.add(lambda: ran.append("read") or "r", name="read")
+    result = await reg.run([call("write", {}, "w", 0), call("read", {}, "r", 1)])
+    assert ran == ["read"]
+    assert result.outcome("w").error_type == "ledger_error"
+    assert result.outcome("r").status == "ok"
+
+
+async def test_concurrent_calls_overlap_and_sequential_ones_do_not() -> None:
+    for concurrent in (True, False):
+        reg = ToolRegistry()
+        both = threading.Barrier(2, timeout=0.5)
+
+        @reg.tool
+        def wait_for_peer(n: int, both: threading.Barrier = both) -> str:
+            try:
+                both.wait()
+            except threading.BrokenBarrierError:
+                return "alone"
+            return "together"
+
+        result = await reg.run(
+            [call("wait_for_peer", {"n": i}, f"c{i}", i) for i in range(2)], concurrent=concurrent
+        )
+        expected = "together" if concurrent else "alone"
+        assert [o.output for o in result.outcomes] == [expected, expected]
+
+
+async def test_async_handlers_run_concurrently() -> None:
+    reg = ToolRegistry()
+    started = asyncio.Event()
+
+    @reg.tool
+    async def first() -> str:
+        started.set()
+        return "first"
+
+    @reg.tool
+    async def second() -> str:
+        await asyncio.wait_for(started.wait(), 1)
+        return "second"
+
+    result = await reg.run([call("second", {}, "b", 0), call("first", {}, "a", 1)])
+    assert [o.output for o in result.outcomes] == ["second", "first"]
+
+
+def test_run_sync() -> None:
+    log: list[str] = []
+    result = lookup_registry(log).run_sync(seed_calls("anthropic.messages"))
+    assert sorted(log) == ["height", "weight"]
+    assert len(result.messages) == 1 and len(result.messages[0]["content"]) == 2
+
+
+async def test_run_sync_inside_a_loop_says_to_await() -> None:
+    with pytest.raises(RuntimeError, match="await run"):
+        lookup_registry().run_sync(seed_calls())
+
+
+async def test_dialect_comes_from_the_argument_when_calls_lack_one() -> None:
+    bare = ToolCall("lookup_demo_value", {"key": "height"}, "anthropic", "toolu_1", 0)
+    with pytest.raises(ValueError, match="dialect"):
+        await lookup_registry().run([bare])
+    result = await lookup_registry().run([bare], dialect="anthropic.messages")
+    assert result.messages[0]["content"][0]["tool_use_id"] == "toolu_1"
+
+
+async def test_empty_turn() -> None:
+    result = await lookup_registry().run(Parsed("openai.chat"))
+    assert result.messages == [] and result.outcomes == () and result.ok
+
+
+async def test_request_info_from_the_real_request_is_honoured() -> None:
+    info = tooltap.RequestInfo(
+        "openai.chat",
+        tools={"lookup_demo_value": {"type": "object", "properties": {"key": {"const": "height"}}}},
+    )
+    result = await lookup_registry().run(seed_calls(), request_info=info)
+    assert [o.status for o in result.outcomes] == ["ok", "invalid"]
