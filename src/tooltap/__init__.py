@@ -20,24 +20,42 @@ from ._core.request import parse_request
 from ._core.results import result_message, result_messages
 from ._core.stream import StreamParser, parse_response
 from ._core.validate import validate
+from ._runner.fallback import ProviderFailure, fallback_message, provider_failure
+from ._runner.ledger import Ledger, LedgerEntry, MemoryLedger, SQLiteLedger
+from ._runner.outcome import Outcome, TurnResult
+from ._runner.policy import RetryPolicy, ToolError
+from ._runner.registry import Tool, ToolRegistry
 
 __all__ = [
     "DIALECTS",
     "ErrorClass",
+    "Ledger",
+    "LedgerEntry",
     "Limits",
+    "MemoryLedger",
+    "Outcome",
     "Parsed",
     "Problem",
+    "ProviderFailure",
     "RequestInfo",
+    "RetryPolicy",
+    "SQLiteLedger",
     "ServerCall",
     "StreamParser",
+    "Tool",
     "ToolCall",
+    "ToolError",
+    "ToolRegistry",
     "ToolResultRef",
+    "TurnResult",
     "Usage",
     "classify_error",
     "classify_problem",
     "detect_dialect",
+    "fallback_message",
     "parse_request",
     "parse_response",
+    "provider_failure",
     "result_message",
     "result_messages",
     "validate",
