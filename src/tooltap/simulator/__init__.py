@@ -1,0 +1,115 @@
+"""A loopback provider simulator that speaks OpenAI, Anthropic and Google on the wire.
+
+The real ``openai``, ``anthropic`` and ``google-genai`` SDKs work against it unmodified::
+
+    from tooltap.simulator import Fault, Simulator
+
+    with Simulator() as sim:
+        client = openai.OpenAI(base_url=sim.openai_base_url, api_key="sk-test")
+        sim.inject(Fault("rate_limit", retry_after=0.1), dialect="openai.chat")
+
+It plays a scripted tool-calling conversation (default: two parallel
+``lookup_demo_value`` calls, then a final answer quoting their results) and injects
+faults on demand: queued with :meth:`Simulator.inject`, or per request with the
+``x-tooltap-sim-fault: kind;param=value`` header. Standard library only.
+"""
+
+from __future__ import annotations
+
+import threading
+from types import TracebackType
+from typing import Any, Self
+
+from ._engine import Engine, RecordedRequest
+from ._faults import FAULT_HEADER, FAULT_KINDS, Fault
+from ._scenario import LOOKUP_CALLS, Scenario
+from ._server import SimServer
+
+__all__ = ["FAULT_HEADER", "FAULT_KINDS", "LOOKUP_CALLS", "Fault", "RecordedRequest", "Simulator"]
+
+
+class Simulator:
+    """A provider simulator on ``127.0.0.1``, served from a background thread."""
+
+    def __init__(
+        self,
+        *,
+        calls: list[tuple[str, dict[str, Any]]] | None = None,
+        final_text: str | None = None,
+        fragment: int = 8,
+        seed: int = 0,
+        port: int = 0,
+    ) -> None:
+        self._engine = Engine(Scenario(calls, final_text, seed), fragment)
+        self._port = port
+        self._server: SimServer | None = None
+        self._thread: threading.Thread | None = None
+
+    def start(self) -> Self:
+        """Bind an ephemeral port (or ``port``) and serve in a daemon thread."""
+        if self._server is not None:
+            raise RuntimeError("simulator already started")
+        self._server = SimServer(self._port, self._engine)
+        self._thread = threading.Thread(
+            target=self._server.serve_forever,
+            kwargs={"poll_interval": 0.05},
+            name="tooltap-simulator",
+            daemon=True,
+        )
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        """Stop serving, close every socket (stalled ones too) and join all threads."""
+        server, thread = self._server, self._thread
+        self._server = self._thread = None
+        if server is not None:
+            server.stop()
+        if thread is not None:
+            thread.join()
+
+    def __enter__(self) -> Self:
+        return self.start()
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.stop()
+
+    @property
+    def url(self) -> str:
+        """``http://127.0.0.1:PORT``."""
+        if self._server is None:
+            raise RuntimeError("simulator not started")
+        return f"http://127.0.0.1:{self._server.server_address[1]}"
+
+    @property
+    def openai_base_url(self) -> str:
+        """``base_url`` for ``openai.OpenAI``: the URL plus ``/v1``."""
+        return self.url + "/v1"
+
+    @property
+    def anthropic_base_url(self) -> str:
+        """``base_url`` for ``anthropic.Anthropic``."""
+        return self.url
+
+    @property
+    def google_base_url(self) -> str:
+        """``HttpOptions(base_url=...)`` for ``google.genai.Client``."""
+        return self.url
+
+    def inject(self, fault: Fault, *, dialect: str | None = None, times: int = 1) -> None:
+        """Queue ``fault`` for the next ``times`` requests of ``dialect`` (None: any)."""
+        self._engine.faults.put(fault, dialect, times)
+
+    @property
+    def requests(self) -> list[RecordedRequest]:
+        """The requests received so far, oldest first (a copy)."""
+        return self._engine.requests
+
+    def reset(self) -> None:
+        """Clear queued faults, recorded requests and conversation state."""
+        self._engine.reset()

@@ -1,0 +1,31 @@
+"""``python -m tooltap.simulator [--port N]``: serve the simulator until Ctrl-C."""
+
+from __future__ import annotations
+
+import argparse
+import threading
+
+from . import Simulator
+
+
+def main(argv: list[str] | None = None) -> None:
+    """Parse the command line, start the simulator and block until interrupted."""
+    parser = argparse.ArgumentParser(prog="python -m tooltap.simulator", description=__doc__)
+    parser.add_argument("--port", type=int, default=8765, help="TCP port on 127.0.0.1 (0: any)")
+    parser.add_argument("--fragment", type=int, default=8, help="argument characters per event")
+    parser.add_argument("--seed", type=int, default=0, help="seed for the generated ids")
+    options = parser.parse_args(argv)
+    sim = Simulator(fragment=options.fragment, seed=options.seed, port=options.port)
+    with sim:
+        print(f"tooltap simulator listening on {sim.url}", flush=True)
+        print(f"  OpenAI base_url:    {sim.openai_base_url}", flush=True)
+        print(f"  Anthropic base_url: {sim.anthropic_base_url}", flush=True)
+        print(f"  Google base_url:    {sim.google_base_url}", flush=True)
+        try:
+            threading.Event().wait()
+        except KeyboardInterrupt:
+            print("stopping", flush=True)
+
+
+if __name__ == "__main__":
+    main()

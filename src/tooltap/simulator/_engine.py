@@ -1,0 +1,157 @@
+"""From one HTTP request to one Delivery: record it, pick faults, play the scenario, render."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import threading
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from tooltap._core.detect import detect_dialect
+
+from ._faults import FAULT_HEADER, Delivery, Fault, FaultQueue, parse_fault_header
+from ._render import Rendered, Wire, json_response
+from ._scenario import ConversationError, Scenario
+from ._wire_anthropic import AnthropicWire
+from ._wire_google import GoogleWire
+from ._wire_openai import ChatWire
+from ._wire_openai_responses import ResponsesWire
+
+__all__ = ["Engine", "RecordedRequest"]
+
+_ERROR_FAULTS = ("rate_limit", "insufficient_balance", "server_error", "overloaded")
+
+
+@dataclass(frozen=True, slots=True)
+class RecordedRequest:
+    """One request the simulator received, as it arrived."""
+
+    dialect: str | None
+    method: str
+    path: str
+    query: str
+    headers: dict[str, str] = field(hash=False)
+    body: bytes
+    json: Any = field(hash=False)
+    fault: str | None
+
+
+def _decode(body: bytes) -> Any:
+    try:
+        return json.loads(body) if body else None
+    except ValueError:
+        return None
+
+
+class Engine:
+    """The simulator's request logic, independent of sockets."""
+
+    def __init__(self, scenario: Scenario, fragment: int) -> None:
+        self.scenario = scenario
+        self.faults = FaultQueue()
+        self._fragment = max(1, fragment)
+        self._lock = threading.Lock()
+        self._requests: list[RecordedRequest] = []
+        self._wires: dict[str, Wire] = {
+            w.dialect: w for w in (ChatWire(), ResponsesWire(), AnthropicWire(), GoogleWire())
+        }
+
+    @property
+    def requests(self) -> list[RecordedRequest]:
+        """A copy of the requests received so far, oldest first."""
+        with self._lock:
+            return list(self._requests)
+
+    def reset(self) -> None:
+        """Forget queued faults, recorded requests and conversation state."""
+        self.faults.clear()
+        self.scenario.reset()
+        with self._lock:
+            self._requests.clear()
+
+    def handle(
+        self, method: str, path: str, query: str, headers: Mapping[str, str], body: bytes
+    ) -> Delivery:
+        """Answer one request."""
+        dialect = detect_dialect(method, path)
+        decoded = _decode(body)
+        try:
+            faults = parse_fault_header(headers.get(FAULT_HEADER, ""))
+        except ValueError as exc:
+            faults, bad_header = [], str(exc)
+        else:
+            bad_header = ""
+        queued = self.faults.take(dialect) if dialect is not None else None
+        faults += [queued] if queued is not None else []
+        record = RecordedRequest(
+            dialect,
+            method,
+            path,
+            query,
+            dict(headers),
+            body,
+            decoded,
+            ",".join(str(f) for f in faults) or None,
+        )
+        with self._lock:
+            self._requests.append(record)
+        if dialect is None:
+            error = {"error": {"message": f"Unknown request URL: {method} {path}", "code": 404}}
+            return Delivery.of(json_response(404, error))
+        wire = self._wires[dialect]
+        if bad_header:
+            return Delivery.of(wire.error("invalid_request", 400, bad_header))
+        delivery = Delivery.of(self._respond(wire, faults, body, decoded, path, query))
+        for fault in faults:
+            delivery.apply(fault)
+        return delivery
+
+    def _respond(
+        self, wire: Wire, faults: list[Fault], body: bytes, decoded: Any, path: str, query: str
+    ) -> Rendered:
+        kinds = {f.kind: f for f in faults}
+        for kind in _ERROR_FAULTS:
+            if kind in kinds:
+                return _error_fault(wire, kinds[kind])
+        if decoded is None:
+            message = "We could not parse the JSON body of your request."
+            return wire.error("invalid_request", 400, message)
+        try:
+            turn = wire.read(decoded, path, query)
+            turn = dataclasses.replace(turn, input_chars=len(body))
+            bad = kinds.get("invalid_json_args")
+            reply = self.scenario.answer(
+                turn,
+                wire,
+                ignore_tool_choice="ignore_tool_choice" in kinds,
+                invalid_json_index=int(bad.params.get("index", 0)) if bad else None,
+            )
+        except (TypeError, ValueError, ConversationError) as exc:
+            return wire.error("invalid_request", 400, str(exc))
+        rendered = wire.render(reply, turn, fragment=self._fragment, no_ids="no_ids" in kinds)
+        if "error_event" in kinds:
+            if not rendered.stream:
+                return wire.error("server_error", 500, "")
+            rendered.chunks = [
+                *rendered.chunks[: rendered.mark],
+                wire.stream_error(reply, rendered.mark),
+            ]
+        return rendered
+
+
+def _error_fault(wire: Wire, fault: Fault) -> Rendered:
+    """The error response a provider sends for a rate limit, an empty balance or an outage."""
+    kind = fault.kind
+    if kind in ("rate_limit", "insufficient_balance"):
+        retry_after = fault.number("retry_after", 1.0) if kind == "rate_limit" else None
+        rendered = wire.error(kind, 429, "", retry_after)
+        if retry_after is not None:
+            rendered.headers.append(("retry-after", f"{retry_after:g}"))
+            if wire.dialect.startswith("openai."):
+                rendered.headers.append(("retry-after-ms", f"{retry_after * 1000:g}"))
+        return rendered
+    if kind == "server_error":
+        return wire.error(kind, int(fault.number("status", 500)), "")
+    return wire.error(kind, 529 if wire.dialect == "anthropic.messages" else 503, "")
