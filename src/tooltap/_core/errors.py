@@ -183,7 +183,7 @@ def _kind(status: int | None, info: _ErrorBody, exc: BaseException | None) -> st
         return "overloaded"
     if status == 503 and "overloaded" in info.message.lower():
         return "overloaded"
-    if status == 400 and from_body == "auth_error":  # Google: bad key is a 400
+    if status == 400 and "auth_error" in info.kinds():  # Google: a bad key is a 400
         return "auth_error"
     by_status = _by_status(status)
     if by_status is not None:
@@ -290,11 +290,12 @@ class _ErrorBody:
         self.message = " ".join(str(m) for m in (err.get("message"), raw) if m)
         self.retry_delay = _google_retry_delay(err.get("details"))
 
+    def kinds(self) -> list[str]:
+        """The error_types the body's tokens name, most specific first."""
+        return [_TOKENS[t] for t in self.tokens if t in _TOKENS]
+
     def kind(self) -> str | None:
-        for token in self.tokens:
-            if token in _TOKENS:
-                return _TOKENS[token]
-        return None
+        return next(iter(self.kinds()), None)
 
     def out_of_balance(self) -> bool:
         if any(_TOKENS.get(t) == "insufficient_balance" for t in self.tokens):

@@ -31,7 +31,21 @@ TOOL_NAME_RULES: Final[dict[str, re.Pattern[str]]] = {
 # Anthropic-defined tools the CLIENT executes (the model calls them by name); other
 # typed tools (web_search_*, web_fetch_*, code_execution_*...) run on the server.
 _ANTHROPIC_CLIENT_TYPES: Final = ("bash_", "text_editor_", "computer_", "memory_")
-# Google ``Schema`` integer fields that proto3 JSON may send as strings.
+# Google ``Schema`` keys as google-genai sends them (snake_case) -> JSON Schema keywords.
+_SCHEMA_KEYS: Final[dict[str, str]] = {
+    "min_items": "minItems",
+    "max_items": "maxItems",
+    "min_length": "minLength",
+    "max_length": "maxLength",
+    "min_properties": "minProperties",
+    "max_properties": "maxProperties",
+    "any_of": "anyOf",
+    "additional_properties": "additionalProperties",
+    "property_ordering": "propertyOrdering",
+    "ref": "$ref",
+    "defs": "$defs",
+}
+# Integer fields that proto3 JSON may send as strings ("minItems": "1").
 _INT_FIELDS: Final = frozenset(
     {"minItems", "maxItems", "minLength", "maxLength", "minProperties", "maxProperties"}
 )
@@ -319,7 +333,8 @@ def _google_call_args(calls: list[Mapping[str, Any]], name: Any, call_id: Any, k
 def _openapi_to_json_schema(schema: Mapping[str, Any]) -> dict[str, Any]:
     """Google's OpenAPI-subset ``Schema`` (``type: "OBJECT"``, ``nullable``) as JSON Schema."""
     out: dict[str, Any] = {}
-    for key, value in schema.items():
+    for raw_key, value in schema.items():
+        key = _SCHEMA_KEYS.get(raw_key, raw_key)
         if key == "type" and isinstance(value, str):
             if value.upper() != "TYPE_UNSPECIFIED":
                 out["type"] = value.lower()
@@ -327,10 +342,12 @@ def _openapi_to_json_schema(schema: Mapping[str, Any]) -> dict[str, Any]:
             out[key] = {k: _convert(v) for k, v in value.items()}
         elif key in ("items", "additionalProperties", "not"):
             out[key] = _convert(value)
-        elif key in ("anyOf", "oneOf", "allOf", "any_of") and isinstance(value, list):
-            out["anyOf" if key == "any_of" else key] = [_convert(v) for v in value]
+        elif key in ("anyOf", "oneOf", "allOf") and isinstance(value, list):
+            out[key] = [_convert(v) for v in value]
         elif key in _INT_FIELDS and isinstance(value, str) and value.isdigit():
             out[key] = int(value)
+        elif key == "$ref" and isinstance(value, str) and value.startswith("#/defs/"):
+            out[key] = "#/$defs/" + value.removeprefix("#/defs/")
         elif key != "nullable":
             out[key] = value
     if schema.get("nullable") is True and isinstance(out.get("type"), str):
