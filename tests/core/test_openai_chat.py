@@ -512,3 +512,15 @@ def test_error_detail_never_carries_a_key() -> None:
     }
     (problem,) = openai_chat.parse_body(body, tooltap.Limits()).problems
     assert "sk-proj" not in problem.detail and problem.detail.startswith("invalid_api_key: ")
+
+
+def test_tool_data_after_finish_reason_is_reported_once_and_ignored() -> None:
+    body = sse(
+        chunk(tc(0, '{"a": 1}', id="call_a", name="f"), finish="tool_calls"),
+        chunk(tc(1, '{"b": 2}', id="call_b", name="g")),
+        chunk(tc(1, '{"c": 3}')),
+        "[DONE]",
+    )
+    parsed = tooltap.parse_response(body, DIALECT)
+    assert [c.call_id for c in parsed.calls] == ["call_a"]
+    assert kinds(parsed) == ["unexpected_shape"]

@@ -44,7 +44,7 @@ INCOMPLETE_REASONS: Final = frozenset({"length", "content_filter"})
 class _Choice:
     """Calls of one choice that are not released yet, and how to find the open one."""
 
-    __slots__ = ("by_index", "done", "legacy", "open", "pending")
+    __slots__ = ("by_index", "done", "late", "legacy", "open", "pending")
 
     def __init__(self) -> None:
         self.pending: deque[PendingCall] = deque()
@@ -52,6 +52,7 @@ class _Choice:
         self.open: PendingCall | None = None
         self.legacy: PendingCall | None = None
         self.done = False  # a finish_reason arrived
+        self.late = False  # tool call data came after it (reported once)
 
     def start(self, call: PendingCall) -> None:
         """A new call begins: the one before it is finished."""
@@ -145,7 +146,9 @@ class Reducer:
             and isinstance(delta, dict)
             and (delta.get("tool_calls") or delta.get("function_call"))
         ):
-            self._out.shape(f"choice {index} sent tool call data after its finish_reason")
+            if not st.late:
+                st.late = True
+                self._out.shape(f"choice {index} sent tool call data after its finish_reason")
         elif isinstance(delta, dict):
             tool_calls = delta.get("tool_calls")
             if isinstance(tool_calls, list):
