@@ -25,6 +25,8 @@ from ._runner.ledger import Ledger, LedgerEntry, MemoryLedger, SQLiteLedger
 from ._runner.outcome import Outcome, TurnResult
 from ._runner.policy import RetryPolicy, ToolError
 from ._runner.registry import Tool, ToolRegistry
+from ._telemetry.listeners import ToolCallProblem, ToolCallReceived, ToolResultSent
+from .instrumentor import TooltapInstrumentor, flush, instrument, uninstrument
 
 __all__ = [
     "DIALECTS",
@@ -44,19 +46,26 @@ __all__ = [
     "StreamParser",
     "Tool",
     "ToolCall",
+    "ToolCallProblem",
+    "ToolCallReceived",
     "ToolError",
     "ToolRegistry",
     "ToolResultRef",
+    "ToolResultSent",
+    "TooltapInstrumentor",
     "TurnResult",
     "Usage",
     "classify_error",
     "classify_problem",
     "detect_dialect",
     "fallback_message",
+    "flush",
+    "instrument",
     "parse_request",
     "parse_response",
     "provider_failure",
     "result_message",
     "result_messages",
+    "uninstrument",
     "validate",
 ]

@@ -1,0 +1,1 @@
+"""I/O edge: wrapt wrappers, the httpx/httpx2 transport tap and stream proxies."""

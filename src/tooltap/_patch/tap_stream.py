@@ -1,0 +1,246 @@
+"""Response-body taps: proxies for httpx/httpx2 ``response.stream`` that see every chunk.
+
+Each chunk goes to the app unchanged, right after one cheap ``feed`` (the chunk is
+never copied, buffered or delayed beyond that). The tap settles its operation
+exactly once, on the first of: the body exhausted, closed (``close``/``aclose``),
+broken by an exception, or the proxy garbage-collected unread (``weakref.finalize``;
+the state it calls holds no reference to the proxy or the response, so no cycle).
+"""
+
+from __future__ import annotations
+
+import json
+import weakref
+import zlib
+from collections.abc import AsyncIterator, Iterator, Mapping
+from typing import Any, Final, Literal
+
+import wrapt
+
+from .._core.errors import classify_error
+from .._core.model import Problem, RequestInfo
+from .._core.stream import StreamParser, parse_response
+from .._telemetry.operation import Operation
+from .quietly import quietly, report
+
+__all__ = ["TapAsyncStream", "TapState", "TapSyncStream"]
+
+Mode = Literal["sse", "body", "error"]
+End = Literal["exhausted", "closed", "error", "collected"]
+_ERROR_BODY_CAP: Final = 64 * 1024
+
+
+class _Inflate:
+    """gzip/deflate decoding of the raw (still encoded) body, as httpx would do it."""
+
+    __slots__ = ("_deflate", "_z")
+
+    def __init__(self, encoding: str) -> None:
+        self._deflate = encoding == "deflate"
+        self._z = zlib.decompressobj(zlib.MAX_WBITS if self._deflate else 16 + zlib.MAX_WBITS)
+
+    def __call__(self, data: bytes) -> bytes:
+        try:
+            return self._z.decompress(data)
+        except zlib.error:
+            if not self._deflate:
+                raise
+            self._deflate = False  # some servers send raw deflate without the zlib header
+            self._z = zlib.decompressobj(-zlib.MAX_WBITS)
+            return self._z.decompress(data)
+
+
+class TapState:
+    """What one tapped body has seen; ``feed`` is the per-chunk hot path."""
+
+    __slots__ = (
+        "__weakref__",
+        "_buf",
+        "_cap",
+        "_decode",
+        "_done",
+        "_finalizer",
+        "_first",
+        "_off",
+        "_parser",
+        "capture",
+        "headers",
+        "info",
+        "mode",
+        "op",
+        "status",
+    )
+
+    def __init__(
+        self,
+        op: Operation,
+        info: RequestInfo,
+        *,
+        mode: Mode,
+        status: int,
+        headers: Mapping[str, str],
+    ) -> None:
+        self.op = op
+        self.info = info
+        self.mode = mode
+        self.status = status
+        self.headers = headers
+        self.capture = op.tel.config.capture_any
+        limits = op.tel.config.limits
+        self._parser = StreamParser(info.dialect, limits=limits) if mode == "sse" else None
+        self._buf = bytearray()
+        self._cap = _ERROR_BODY_CAP if mode == "error" else limits.max_event_bytes
+        self._decode: _Inflate | None = None
+        self._first = mode != "error"
+        self._off = False
+        self._done = False
+        self._finalizer: weakref.finalize[Any, Any] | None = None
+        encoding = headers.get("content-encoding", "").strip().lower()
+        if encoding in ("gzip", "deflate", "x-gzip"):
+            self._decode = _Inflate("deflate" if encoding == "deflate" else "gzip")
+        elif encoding not in ("", "identity"):
+            self._off = True
+            op.record_problem(Problem("unexpected_shape", detail=f"content-encoding {encoding}"))
+
+    def watch(self, proxy: object) -> None:
+        """Settle as ``collected`` if ``proxy`` is garbage-collected before the body ends."""
+        finalizer = weakref.finalize(proxy, _collected, self)
+        finalizer.atexit = False
+        self._finalizer = finalizer
+
+    def feed(self, chunk: bytes) -> None:
+        """One raw chunk, as the transport delivered it."""
+        if self._off:
+            return
+        if self._first:
+            self._first = False
+            self.op.first_chunk()
+        data = self._decode(chunk) if self._decode is not None else chunk
+        parser = self._parser
+        if parser is not None:
+            calls = parser.feed(data)
+            if calls:
+                self.op.calls_received(calls)
+        elif len(self._buf) + len(data) <= self._cap:
+            self._buf += data
+        else:
+            self._off = True  # too big to keep: settle without a parse
+            self._buf = bytearray()
+
+    def broken(self, exc: Exception) -> None:
+        """``feed`` failed (a tooltap bug): report it once and stop tapping this body."""
+        self._off = True
+        report(exc, "tap_stream")
+
+    def finish(self, end: End, exc: BaseException | None = None) -> None:
+        """Settle the operation for this body; runs once, whatever calls it."""
+        if self._done:
+            return
+        self._done = True
+        if self._finalizer is not None:
+            self._finalizer.detach()
+            self._finalizer = None
+        op = self.op
+        if self.mode == "error":
+            error = classify_error(self.status, self.headers, bytes(self._buf) or None)
+            op.attempt_failed(error)
+            op.release(error=error)
+            return
+        early = end in ("closed", "collected")
+        failure = classify_error(None, {}, None, exc) if exc is not None else None
+        if self._off:
+            if early:
+                op.record_closed_early()
+        elif self._parser is not None:
+            parsed = self._parser.close()
+            op.record_parsed(parsed, self.info, closed_early=early, failure=failure)
+            failure = None  # recorded with the response
+        elif end == "exhausted":
+            body = bytes(self._buf)
+            decoded = _json(body) if self.capture else None
+            op.record_parsed(parse_response(body, self.info.dialect), self.info, body=decoded)
+        elif early:
+            op.record_closed_early()
+        if failure is not None:
+            op.attempt_failed(failure)
+        op.release(exc)
+
+
+def _json(body: bytes) -> Any:
+    try:
+        return json.loads(body)
+    except ValueError:
+        return None
+
+
+def _collected(state: TapState) -> None:
+    quietly(state.finish, "collected")
+
+
+class TapSyncStream(wrapt.ObjectProxy[Any]):
+    """Proxy for a sync ``response.stream`` (httpx or httpx2 ``SyncByteStream``)."""
+
+    def __init__(self, wrapped: Any, state: TapState) -> None:
+        super().__init__(wrapped)
+        self._self_state = state
+        state.watch(self)
+
+    def __iter__(self) -> Iterator[bytes]:
+        state = self._self_state
+        try:
+            for chunk in self.__wrapped__:
+                try:
+                    state.feed(chunk)
+                except Exception as exc:  # noqa: BLE001 - never into the app
+                    state.broken(exc)
+                yield chunk
+        except GeneratorExit:
+            quietly(state.finish, "closed")
+            raise
+        except BaseException as exc:
+            quietly(state.finish, "error", exc)
+            raise
+        quietly(state.finish, "exhausted")
+
+    def close(self) -> None:
+        try:
+            self.__wrapped__.close()
+        finally:
+            quietly(self._self_state.finish, "closed")
+
+
+class TapAsyncStream(wrapt.ObjectProxy[Any]):
+    """Proxy for an async ``response.stream`` (httpx or httpx2 ``AsyncByteStream``)."""
+
+    def __init__(self, wrapped: Any, state: TapState) -> None:
+        super().__init__(wrapped)
+        self._self_state = state
+        state.watch(self)
+
+    async def __aiter__(self) -> AsyncIterator[bytes]:
+        state = self._self_state
+        inner = self.__wrapped__.__aiter__()
+        try:
+            async for chunk in inner:
+                try:
+                    state.feed(chunk)
+                except Exception as exc:  # noqa: BLE001 - never into the app
+                    state.broken(exc)
+                yield chunk
+        except GeneratorExit:
+            quietly(state.finish, "closed")
+            raise
+        except BaseException as exc:
+            quietly(state.finish, "error", exc)
+            raise
+        finally:
+            aclose = getattr(inner, "aclose", None)
+            if aclose is not None:
+                await aclose()
+        quietly(state.finish, "exhausted")
+
+    async def aclose(self) -> None:
+        try:
+            await self.__wrapped__.aclose()
+        finally:
+            quietly(self._self_state.finish, "closed")

@@ -1,0 +1,1 @@
+"""OpenTelemetry layer: names, instruments, the inference operation and the tool-call lifecycle."""

@@ -1,0 +1,396 @@
+"""One ``execute_tool`` span per tool call id, from the call received to its result sent.
+
+The wire tap opens the span when ``StreamParser.feed`` (or a whole-body parse)
+returns the call, as a child of the inference span that received it, and ends it
+when a later request carries the call's result (that request's inference span
+links to it). Results: ``ok``, ``error`` (``is_error``: ``error.type=tool_error``),
+``orphaned`` (never answered within ``orphan_timeout``, or open at flush/shutdown),
+``duplicate`` and ``unknown_call`` (counted only).
+
+Requests usually re-send the whole history, so a result already seen for an id is
+a replay, not a duplicate: per id we remember how many results were seen, and only
+results beyond that count are new. The first new one ends the span; any more are
+duplicates (a repeated side effect). Google calls without ids are keyed by
+``(name, canonical JSON of args)`` and matched FIFO, then by name and order.
+Memory is bounded: at most ``max_open_calls`` open spans (the oldest is orphaned
+first) and a bounded memory of answered ids.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from collections import OrderedDict, deque
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Final
+
+from opentelemetry import trace
+from opentelemetry.trace import Span, SpanContext, SpanKind, Status, StatusCode
+
+from .._core.model import ToolCall, ToolResultRef
+from .._patch.quietly import report
+from . import semconv as sc
+from .content import to_json
+from .listeners import ToolCallReceived, ToolResultSent
+
+if TYPE_CHECKING:
+    from .telemetry import Telemetry
+
+__all__ = ["Execution", "Lifecycle", "tool_execution"]
+
+_ANSWERED_CAP: Final = 50_000
+Key = tuple[str, str]
+
+
+def _canonical(args: Mapping[str, Any] | None) -> str:
+    try:
+        return json.dumps(args or {}, sort_keys=True, separators=(",", ":"), default=str)
+    except (TypeError, ValueError):
+        return repr(args)
+
+
+@dataclass(slots=True, eq=False)
+class _Open:
+    """One open ``execute_tool`` span."""
+
+    span: Span
+    call: ToolCall
+    provider: str
+    label: str
+    outcome: str
+    started: float
+    key: Key | None = None
+    handled: bool = field(default=False)
+
+    @property
+    def context(self) -> SpanContext:
+        return self.span.get_span_context()
+
+
+class Lifecycle:
+    """The open-call table of one ``Telemetry``; thread-safe."""
+
+    def __init__(self, tel: Telemetry) -> None:
+        self._tel = tel
+        self._lock = threading.Lock()
+        self._open: OrderedDict[int, _Open] = OrderedDict()  # by id(entry), oldest first
+        self._by_id: dict[str, _Open] = {}
+        self._by_key: dict[Key, deque[_Open]] = {}
+        self._answered: OrderedDict[str | Key, int] = OrderedDict()
+
+    def __len__(self) -> int:
+        return len(self._open)
+
+    # --- calls -----------------------------------------------------------------------------
+
+    def received(
+        self,
+        call: ToolCall,
+        *,
+        parent: Span | None,
+        provider: str,
+        label: str,
+        outcome: str = sc.RESULT_OK,
+    ) -> _Open:
+        """Open the span of a call that was fully received (``outcome``: ok or the problem)."""
+        ctx = trace.set_span_in_context(parent) if parent is not None else None
+        attributes: dict[str, Any] = {
+            sc.GEN_AI_OPERATION_NAME: sc.OPERATION_EXECUTE_TOOL,
+            sc.GEN_AI_TOOL_NAME: call.name,
+            sc.GEN_AI_TOOL_TYPE: sc.TOOL_TYPE_FUNCTION,
+            sc.GEN_AI_PROVIDER_NAME: provider,
+            sc.TOOLTAP_TOOL_CALL_INDEX: call.index,
+            sc.TOOLTAP_OUTCOME: outcome,
+        }
+        if call.call_id is not None:
+            attributes[sc.GEN_AI_TOOL_CALL_ID] = call.call_id
+        if self._tel.config.content_on_span:
+            attributes[sc.GEN_AI_TOOL_CALL_ARGUMENTS] = to_json(call.args)
+        span = self._tel.tracer.start_span(
+            f"{sc.OPERATION_EXECUTE_TOOL} {call.name}",
+            context=ctx,
+            kind=SpanKind.INTERNAL,
+            attributes=attributes,
+        )
+        entry = _Open(span, call, provider, label, outcome, time.monotonic())
+        if call.call_id is None:
+            entry.key = (call.name, _canonical(call.args))
+        self._register(entry)
+        self._tel.listeners.emit(ToolCallReceived(call, entry.context))
+        return entry
+
+    def _register(self, entry: _Open) -> None:
+        evicted: list[_Open] = []
+        superseded: _Open | None = None
+        with self._lock:
+            if entry.call.call_id is not None:
+                superseded = self._by_id.pop(entry.call.call_id, None)
+                if superseded is not None:
+                    self._open.pop(id(superseded), None)
+                self._by_id[entry.call.call_id] = entry
+            else:
+                assert entry.key is not None
+                self._by_key.setdefault(entry.key, deque()).append(entry)
+            self._open[id(entry)] = entry
+            while len(self._open) > self._tel.config.max_open_calls:
+                evicted.append(self._unlink_oldest())
+        for old in evicted + ([superseded] if superseded is not None else []):
+            self._finish(old, sc.RESULT_ORPHANED, is_error=True)
+
+    def _unlink_oldest(self) -> _Open:
+        _, entry = self._open.popitem(last=False)
+        self._unlink(entry)
+        return entry
+
+    def _unlink(self, entry: _Open) -> None:
+        self._open.pop(id(entry), None)
+        if entry.key is None:
+            if self._by_id.get(entry.call.call_id or "") is entry:
+                del self._by_id[entry.call.call_id or ""]
+            return
+        queue = self._by_key.get(entry.key)
+        if queue is not None:
+            try:
+                queue.remove(entry)
+            except ValueError:
+                pass
+            if not queue:
+                del self._by_key[entry.key]
+
+    # --- results ---------------------------------------------------------------------------
+
+    def results_sent(
+        self,
+        refs: tuple[ToolResultRef, ...],
+        *,
+        provider: str,
+        declared: Mapping[str, object] | None,
+        inference_span: Span | None,
+    ) -> list[SpanContext]:
+        """Account the results a request carries; return the tool spans it answers (to link)."""
+        if not refs:
+            return []
+        matched: list[tuple[_Open, ToolResultRef]] = []
+        extra: list[tuple[ToolResultRef, str]] = []  # (ref, duplicate | unknown_call)
+        with self._lock:
+            for group_key, group in _group(refs).items():
+                seen = self._answered.get(group_key, 0)
+                self._remember(group_key, max(seen, len(group)))
+                known = seen > 0
+                for ref in group[seen:]:
+                    entry = self._take(ref)
+                    if entry is not None:
+                        matched.append((entry, ref))
+                    else:
+                        extra.append(
+                            (ref, sc.RESULT_DUPLICATE if known else sc.RESULT_UNKNOWN_CALL)
+                        )
+                    known = True
+        links: list[SpanContext] = []
+        for entry, ref in matched:
+            result = sc.RESULT_ERROR if ref.is_error else sc.RESULT_OK
+            duration = self._finish(entry, result, is_error=ref.is_error)
+            links.append(entry.context)
+            self._tel.listeners.emit(
+                ToolResultSent(ref.call_id, entry.call.name, ref.is_error, duration, result)
+            )
+        for ref, result in extra:
+            self._count_extra(ref, result, provider, declared, inference_span)
+        return links
+
+    def _remember(self, key: str | Key, count: int) -> None:
+        self._answered[key] = count
+        self._answered.move_to_end(key)
+        while len(self._answered) > _ANSWERED_CAP:
+            self._answered.popitem(last=False)
+
+    def _take(self, ref: ToolResultRef) -> _Open | None:
+        """Pop the open entry a result answers (call id; else args key; else name and order)."""
+        if ref.call_id is not None:
+            entry = self._by_id.get(ref.call_id)
+        else:
+            entry = None
+            if ref.name is not None and ref.call_args is not None:
+                queue = self._by_key.get((ref.name, _canonical(ref.call_args)))
+                entry = queue[0] if queue else None
+            if entry is None and ref.name is not None:
+                entry = next(
+                    (e for e in self._open.values() if e.key is not None and e.key[0] == ref.name),
+                    None,
+                )
+        if entry is not None:
+            self._unlink(entry)
+        return entry
+
+    def _count_extra(
+        self,
+        ref: ToolResultRef,
+        result: str,
+        provider: str,
+        declared: Mapping[str, object] | None,
+        inference_span: Span | None,
+    ) -> None:
+        label = self._tel.tool_names.label(ref.name, declared)
+        self._tel.instruments.tool_results.add(
+            1,
+            {
+                sc.GEN_AI_PROVIDER_NAME: provider,
+                sc.GEN_AI_TOOL_NAME: label,
+                sc.TOOLTAP_RESULT: result,
+            },
+        )
+        if result == sc.RESULT_DUPLICATE and inference_span is not None:
+            attributes: dict[str, Any] = {sc.ERROR_TYPE: sc.RESULT_DUPLICATE}
+            if ref.call_id is not None:
+                attributes[sc.GEN_AI_TOOL_CALL_ID] = ref.call_id
+            if ref.name is not None:
+                attributes[sc.GEN_AI_TOOL_NAME] = ref.name
+            inference_span.add_event(sc.EVENT_DUPLICATE_RESULT, attributes)
+        self._tel.listeners.emit(ToolResultSent(ref.call_id, ref.name, ref.is_error, None, result))
+
+    # --- ending ----------------------------------------------------------------------------
+
+    def _finish(self, entry: _Open, result: str, *, is_error: bool) -> float:
+        """End one (already unlinked) span with ``result``; record metrics; return duration."""
+        duration = time.monotonic() - entry.started
+        span = entry.span
+        span.set_attribute(sc.TOOLTAP_RESULT, result)
+        error_type = {sc.RESULT_ERROR: sc.ERROR_TOOL, sc.RESULT_ORPHANED: sc.RESULT_ORPHANED}.get(
+            result, entry.outcome if entry.outcome != sc.RESULT_OK else None
+        )
+        if error_type is not None:
+            span.set_attribute(sc.ERROR_TYPE, error_type)
+        if is_error:
+            span.set_status(Status(StatusCode.ERROR, error_type))
+        span.end()
+        attributes = {
+            sc.GEN_AI_PROVIDER_NAME: entry.provider,
+            sc.GEN_AI_TOOL_NAME: entry.label,
+            sc.TOOLTAP_RESULT: result,
+        }
+        self._tel.instruments.tool_results.add(1, attributes)
+        self._tel.instruments.tool_call_duration.record(duration, attributes)
+        return duration
+
+    def expire(self, now: float | None = None) -> int:
+        """End, as orphaned, the calls open longer than ``orphan_timeout``; return how many."""
+        limit = (time.monotonic() if now is None else now) - self._tel.config.orphan_timeout
+        expired: list[_Open] = []
+        with self._lock:
+            while self._open:
+                oldest = next(iter(self._open.values()))
+                if oldest.started > limit:
+                    break
+                expired.append(self._unlink_oldest())
+        for entry in expired:
+            self._finish(entry, sc.RESULT_ORPHANED, is_error=True)
+        return len(expired)
+
+    def end_all(self) -> int:
+        """End every open span as orphaned (flush, shutdown, uninstrument)."""
+        with self._lock:
+            entries = list(self._open.values())
+            self._open.clear()
+            self._by_id.clear()
+            self._by_key.clear()
+        for entry in entries:
+            self._finish(entry, sc.RESULT_ORPHANED, is_error=True)
+        return len(entries)
+
+    def find(self, call: ToolCall) -> _Open | None:
+        """The open entry of ``call`` (by id, else by name and args), without removing it."""
+        with self._lock:
+            if call.call_id is not None:
+                return self._by_id.get(call.call_id)
+            queue = self._by_key.get((call.name, _canonical(call.args)))
+            return next((e for e in queue or () if not e.handled), None)
+
+
+def _group(refs: tuple[ToolResultRef, ...]) -> dict[str | Key, list[ToolResultRef]]:
+    groups: dict[str | Key, list[ToolResultRef]] = {}
+    for ref in refs:
+        if ref.call_id is not None:
+            key: str | Key = ref.call_id
+        else:
+            args = _canonical(ref.call_args) if ref.call_args is not None else "?"
+            key = (ref.name or "", args)
+        groups.setdefault(key, []).append(ref)
+    return groups
+
+
+class Execution:
+    """The handler run of one call, recorded on its ``execute_tool`` span."""
+
+    __slots__ = ("_capture", "_span", "_started")
+
+    def __init__(self, span: Span | None, capture: bool) -> None:
+        self._span = span
+        self._started = time.monotonic()
+        self._capture = capture
+
+    def record_result(self, output: Any, *, is_error: bool, error_type: str | None = None) -> None:
+        """Record the handler's outcome (never raises)."""
+        span = self._span
+        if span is None:
+            return
+        try:
+            span.set_attribute(sc.TOOLTAP_HANDLER_DURATION, time.monotonic() - self._started)
+            if is_error:
+                span.set_attribute(sc.ERROR_TYPE, error_type or sc.ERROR_TOOL)
+                span.set_status(Status(StatusCode.ERROR, error_type or sc.ERROR_TOOL))
+            if self._capture:
+                span.set_attribute(sc.GEN_AI_TOOL_CALL_RESULT, to_json(output))
+        except Exception as exc:  # noqa: BLE001
+            _report(exc)
+
+
+_NOOP: Final = Execution(None, False)
+
+
+def _report(exc: BaseException) -> None:
+    report(exc, "lifecycle")
+
+
+def _open_execution(tel: Telemetry, call: ToolCall, side_effects: bool) -> Execution:
+    lifecycle = tel.lifecycle
+    entry = lifecycle.find(call)
+    if entry is None:  # the tap never saw this call: open (and register) its span now
+        parent = trace.get_current_span()
+        entry = lifecycle.received(
+            call,
+            parent=parent if parent.get_span_context().is_valid else None,
+            provider=sc.provider_name(call.dialect) if call.dialect else call.provider,
+            label=tel.tool_names.label(call.name, None),
+        )
+    entry.handled = True
+    entry.span.set_attribute(sc.TOOLTAP_SIDE_EFFECTS, side_effects)
+    return Execution(entry.span, tel.config.content_on_span)
+
+
+@contextmanager
+def tool_execution(call: ToolCall, *, side_effects: bool = False) -> Iterator[Execution]:
+    """Record a harness's handler run on THE ``execute_tool`` span of ``call``.
+
+    The span is the one the wire tap opened when it saw the call; if it never did,
+    one is opened now and registered, so the wire never opens a second one. It ends
+    when the result is sent (or as orphaned). An exception escaping the block is
+    recorded as the handler's error and re-raised unchanged. No-op when not
+    instrumented.
+    """
+    from .telemetry import get_telemetry
+
+    tel = get_telemetry()
+    execution = _NOOP
+    if tel is not None:
+        try:
+            execution = _open_execution(tel, call, side_effects)
+        except Exception as exc:  # noqa: BLE001
+            _report(exc)
+    try:
+        yield execution
+    except BaseException as exc:
+        execution.record_result(None, is_error=True, error_type=type(exc).__name__)
+        raise

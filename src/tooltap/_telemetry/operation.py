@@ -1,0 +1,393 @@
+"""One logical inference call = one ``Operation`` = one CLIENT span, covering every attempt.
+
+Who owns an operation, and who ends it (exactly once; ``end`` is idempotent):
+
+* ``owner="transport"``: the httpx tap made it for a single request nobody above
+  it described. The tap ends it when the response is settled: at once for an
+  error status or an already-read body, else when the tapped body is exhausted,
+  closed, broken, or garbage-collected.
+* ``owner="sdk"``: an SDK wrapper made it and set ``current_operation`` around the
+  SDK call; each HTTP send inside is one attempt (``begin_attempt``). The wrapper
+  calls ``op.end(exc)`` if the call raised, else ``op.end()`` unless ``op.held``.
+  When the tap hands on a 2xx body unread inside the call, it calls
+  ``hold_until_stream_end()``; at the body's end it calls ``release()``, which
+  ends the op only if the SDK call has already returned (``current_operation`` is
+  no longer this op in the context that finishes the body) — the streamed case,
+  ``stream=True``, where the app reads the body later. A body read inside the SDK
+  call (non-streamed, or an SDK that reads eagerly) releases the hold instead, so
+  the wrapper's own ``end`` — or ``end(exc)`` when the SDK raises after reading —
+  wins, and the error is not lost. An SDK wrapper that keeps the op current while
+  the app iterates (google-genai's generator) must end the op itself.
+* ``span=`` given: the op adopts a span someone else made (anthropic's own) and
+  adds attributes, events, links and tool spans to it, but never ends it.
+
+Tool calls go to the lifecycle as soon as the tap's parser completes them
+(``calls_received``); ``record_parsed`` settles the response (attributes, usage,
+problems, forced ``tool_choice``) and hands on any call not delivered yet.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Mapping
+from contextvars import ContextVar
+from typing import Any, Literal
+
+from opentelemetry import trace
+from opentelemetry.trace import Span, SpanKind, Status, StatusCode
+
+from .._core.errors import classify_error, classify_problem
+from .._core.model import ErrorClass, Parsed, Problem, RequestInfo, ToolCall
+from .._core.validate import validate
+from . import semconv as sc
+from .content import input_messages, output_messages, to_json
+from .listeners import ToolCallProblem
+from .telemetry import Telemetry, get_telemetry
+
+__all__ = ["Operation", "current_operation", "get_telemetry"]
+
+current_operation: ContextVar[Operation | None] = ContextVar("tooltap_operation", default=None)
+
+_CALL_OUTCOMES = ("undeclared_tool", "invalid_tool_name", "schema_violation")
+_STOPPED_BY_APP = ("truncated_stream", "truncated_json")
+
+
+class Operation:
+    """One inference span and its metrics; see the module docstring for ownership."""
+
+    def __init__(
+        self,
+        tel: Telemetry,
+        *,
+        dialect: str,
+        request_model: str | None,
+        server_address: str | None,
+        server_port: int | None,
+        stream: bool | None,
+        owner: Literal["sdk", "transport"],
+        span: Span | None = None,
+        provider_name: str | None = None,
+    ) -> None:
+        self.tel = tel
+        self.dialect = dialect
+        self.owner = owner
+        self.request_model = request_model
+        self.provider = provider_name or sc.provider_name(dialect, server_address)
+        self.attributes: dict[str, Any] = {
+            sc.GEN_AI_OPERATION_NAME: sc.operation_name(dialect),
+            sc.GEN_AI_PROVIDER_NAME: self.provider,
+        }
+        if request_model:
+            self.attributes[sc.GEN_AI_REQUEST_MODEL] = request_model
+        if server_address:
+            self.attributes[sc.SERVER_ADDRESS] = server_address
+            if server_port is not None:
+                self.attributes[sc.SERVER_PORT] = server_port
+        self._adopted = span is not None
+        start = dict(self.attributes)
+        if stream is not None:
+            start[sc.GEN_AI_REQUEST_STREAM] = stream
+        if span is None:
+            span = tel.tracer.start_span(self._name(), kind=SpanKind.CLIENT, attributes=start)
+        else:
+            span.set_attributes(start)
+        self.span = span
+        self.request_info: RequestInfo | None = None
+        self._started = time.monotonic()
+        self._lock = threading.Lock()
+        self._ended = False
+        self._held = False
+        self._attempts = 0
+        self._resends = 0
+        self._retry_error: ErrorClass | None = None  # failed attempt not yet followed by another
+        self._failure: ErrorClass | None = None  # the outcome so far, None = success
+        self._ttfc_recorded = False
+        self._delivered: set[int] = set()
+        self._output: list[dict[str, Any]] | None = None
+
+    def _name(self) -> str:
+        operation = self.attributes[sc.GEN_AI_OPERATION_NAME]
+        return f"{operation} {self.request_model}" if self.request_model else str(operation)
+
+    def _set(self, key: str, value: Any) -> None:
+        if self.span.is_recording():
+            self.span.set_attribute(key, value)
+
+    # --- attempts --------------------------------------------------------------------------
+
+    def begin_attempt(
+        self,
+        request_info: RequestInfo,
+        headers: Mapping[str, str],
+        *,
+        url_host: str | None = None,
+        url_path: str | None = None,
+        body: Any = None,
+    ) -> None:
+        """One HTTP attempt starts: count retries, account the tool results it carries.
+
+        ``x-stainless-retry-count`` gives the attempt number when present; a new
+        attempt after a failed one counts ``tooltap.retries`` with that failure's type.
+        ``body`` (decoded JSON) is only used under content capture.
+        """
+        self._attempts += 1
+        lower = {k.lower(): v for k, v in headers.items()}
+        retry_count = lower.get("x-stainless-retry-count")
+        resend = self._attempts - 1
+        if retry_count is not None and retry_count.isdigit():
+            resend = max(resend, int(retry_count))
+        self._resends = max(self._resends, resend)
+        if self._attempts > 1:
+            error_type = self._retry_error.error_type if self._retry_error else sc.ERROR_OTHER
+            self.tel.instruments.retries.add(1, {**self.attributes, sc.ERROR_TYPE: error_type})
+        self._retry_error = None
+        self._delivered = set()
+        if "x-api-key" in lower and "authorization" in lower:
+            self._set(sc.TOOLTAP_CONFLICTING_AUTH, True)
+        if self.provider == "gcp.gen_ai" and (url_host or url_path):
+            self.provider = sc.provider_name(self.dialect, url_host, url_path)
+            self.attributes[sc.GEN_AI_PROVIDER_NAME] = self.provider
+            self._set(sc.GEN_AI_PROVIDER_NAME, self.provider)
+        if self.request_model is None and request_info.model:
+            self.request_model = request_info.model
+            self.attributes[sc.GEN_AI_REQUEST_MODEL] = request_info.model
+            self._set(sc.GEN_AI_REQUEST_MODEL, request_info.model)
+            if not self._adopted:
+                self.span.update_name(self._name())
+        self.request_info = request_info
+        for problem in request_info.problems:
+            self._problem_event(problem)
+        lifecycle = self.tel.lifecycle
+        lifecycle.expire()
+        links = lifecycle.results_sent(
+            request_info.tool_results,
+            provider=self.provider,
+            declared=request_info.tools,
+            inference_span=self.span,
+        )
+        for link in links:
+            self.span.add_link(link, {sc.TOOLTAP_LINK: sc.LINK_TOOL_RESULT})
+        if self.tel.config.capture_any and body is not None:
+            self._content(sc.GEN_AI_INPUT_MESSAGES, input_messages(self.dialect, body))
+
+    def attempt_failed(self, error: ErrorClass) -> None:
+        """The current attempt failed (status, exception, or an error inside the stream)."""
+        event: dict[str, Any] = {
+            sc.ERROR_TYPE: error.error_type,
+            sc.TOOLTAP_RETRYABLE: error.retryable,
+        }
+        if error.status is not None:
+            event[sc.HTTP_RESPONSE_STATUS_CODE] = error.status
+        if error.retry_after is not None:
+            event[sc.TOOLTAP_RETRY_AFTER] = error.retry_after
+        self.span.add_event(sc.EVENT_ATTEMPT_FAILED, event)
+        self.tel.instruments.provider_errors.add(
+            1,
+            {
+                **self.attributes,
+                sc.ERROR_TYPE: error.error_type,
+                sc.TOOLTAP_RETRYABLE: error.retryable,
+            },
+        )
+        self._retry_error = error
+        self._failure = error
+
+    def first_chunk(self) -> None:
+        """The first body chunk of a streamed response arrived (recorded once per op)."""
+        if not self._ttfc_recorded:
+            self._ttfc_recorded = True
+            self.tel.instruments.time_to_first_chunk.record(
+                time.monotonic() - self._started, self.attributes
+            )
+
+    # --- calls and responses ---------------------------------------------------------------
+
+    def calls_received(self, calls: list[ToolCall] | tuple[ToolCall, ...]) -> None:
+        """Calls the parser just completed: validate, count, open their ``execute_tool`` spans."""
+        info = self.request_info
+        declared = info.tools if info is not None else None
+        for call in calls:
+            if call.index in self._delivered:
+                continue
+            self._delivered.add(call.index)
+            problems = validate(call, info) if info is not None else []
+            outcome = next((p.kind for p in problems if p.kind in _CALL_OUTCOMES), sc.RESULT_OK)
+            for problem in problems:
+                self._problem_event(problem)
+                self.tel.listeners.emit(
+                    ToolCallProblem(problem, self.dialect, self.span.get_span_context())
+                )
+            label = self.tel.tool_names.label(call.name, declared)
+            self.tel.instruments.tool_calls.add(
+                1,
+                {
+                    sc.GEN_AI_PROVIDER_NAME: self.provider,
+                    sc.GEN_AI_TOOL_NAME: label,
+                    sc.TOOLTAP_OUTCOME: outcome,
+                },
+            )
+            self.tel.lifecycle.received(
+                call, parent=self.span, provider=self.provider, label=label, outcome=outcome
+            )
+
+    def record_parsed(
+        self,
+        parsed: Parsed,
+        request_info: RequestInfo | None,
+        *,
+        body: Any = None,
+        closed_early: bool = False,
+        failure: ErrorClass | None = None,
+    ) -> None:
+        """A 2xx response is settled: its attributes, usage, problems and remaining calls.
+
+        ``closed_early``: the app stopped reading; the truncation that follows is not
+        the provider's fault and is not reported. ``failure``: the exception that broke
+        the body, classed (it outranks the truncation it causes). ``body``: decoded
+        JSON of a whole body, used for output text under content capture.
+        """
+        if request_info is not None:
+            self.request_info = request_info
+        self._failure = None
+        self.calls_received(parsed.calls)
+        self._response_attributes(parsed)
+        problems = parsed.problems
+        if closed_early and not parsed.complete:
+            self.record_closed_early()
+            problems = tuple(p for p in problems if p.kind not in _STOPPED_BY_APP)
+        for problem in problems:
+            self.record_problem(problem)
+            failure = failure or classify_problem(problem)
+        if failure is not None:
+            self.attempt_failed(failure)
+        self._forced_tool_choice(parsed)
+        if self.tel.config.capture_any:
+            self._output = output_messages(parsed, body)
+            self._content(sc.GEN_AI_OUTPUT_MESSAGES, self._output)
+
+    def _response_attributes(self, parsed: Parsed) -> None:
+        if parsed.response_id:
+            self._set(sc.GEN_AI_RESPONSE_ID, parsed.response_id)
+        if parsed.model:
+            self._set(sc.GEN_AI_RESPONSE_MODEL, parsed.model)
+        if parsed.finish_reason:
+            self._set(sc.GEN_AI_RESPONSE_FINISH_REASONS, [sc.finish_reason(parsed.finish_reason)])
+        usage = parsed.usage
+        if usage is None:
+            return
+        for key, value, token_type in (
+            (sc.GEN_AI_USAGE_INPUT_TOKENS, usage.input_tokens, "input"),
+            (sc.GEN_AI_USAGE_OUTPUT_TOKENS, usage.output_tokens, "output"),
+            (sc.GEN_AI_USAGE_CACHE_READ_INPUT_TOKENS, usage.cache_read_input_tokens, None),
+            (sc.GEN_AI_USAGE_CACHE_CREATION_INPUT_TOKENS, usage.cache_creation_input_tokens, None),
+        ):
+            if value is None:
+                continue
+            self._set(key, value)
+            if token_type is not None:
+                self.tel.instruments.token_usage.record(
+                    value, {**self.attributes, sc.GEN_AI_TOKEN_TYPE: token_type}
+                )
+
+    def _problem_event(self, problem: Problem) -> None:
+        event: dict[str, Any] = {sc.TOOLTAP_PROBLEM_KIND: problem.kind}
+        if problem.call_index is not None:
+            event[sc.TOOLTAP_TOOL_CALL_INDEX] = problem.call_index
+        if problem.call_id is not None:
+            event[sc.GEN_AI_TOOL_CALL_ID] = problem.call_id
+        if problem.name is not None:
+            event[sc.GEN_AI_TOOL_NAME] = problem.name
+        if problem.detail and self.tel.config.capture_any:  # details may quote arguments
+            event[sc.TOOLTAP_PROBLEM_DETAIL] = problem.detail
+        self.span.add_event(sc.EVENT_PROBLEM, event)
+
+    def record_closed_early(self) -> None:
+        """The app stopped reading the body before its end (not a failure)."""
+        self._set(sc.TOOLTAP_STREAM_CLOSED_EARLY, True)
+
+    def record_problem(self, problem: Problem) -> None:
+        """A parser problem: event, metric (per call or per response), listeners."""
+        self._problem_event(problem)
+        if problem.call_index is not None or problem.call_id is not None:
+            declared = self.request_info.tools if self.request_info is not None else None
+            self.tel.instruments.tool_calls.add(
+                1,
+                {
+                    sc.GEN_AI_PROVIDER_NAME: self.provider,
+                    sc.GEN_AI_TOOL_NAME: self.tel.tool_names.label(problem.name, declared),
+                    sc.TOOLTAP_OUTCOME: problem.kind,
+                },
+            )
+        else:
+            self.tel.instruments.stream_problems.add(
+                1, {**self.attributes, sc.TOOLTAP_PROBLEM_KIND: problem.kind}
+            )
+        self.tel.listeners.emit(
+            ToolCallProblem(problem, self.dialect, self.span.get_span_context())
+        )
+
+    def _forced_tool_choice(self, parsed: Parsed) -> None:
+        choice = self.request_info.tool_choice if self.request_info is not None else None
+        if choice is None or not (choice == "any" or choice.startswith("tool:")):
+            return
+        wanted = choice[5:] if choice.startswith("tool:") else None
+        honored = any(wanted is None or c.name == wanted for c in parsed.calls)
+        self.tel.instruments.forced_tool_choice.add(
+            1, {**self.attributes, sc.TOOLTAP_HONORED: honored}
+        )
+
+    def _content(self, key: str, messages: list[dict[str, Any]]) -> None:
+        if self.tel.config.content_on_span:
+            self._set(key, to_json(messages))
+        events = self.tel.events
+        if events is not None:
+            events.emit(
+                event_name=sc.EVENT_INFERENCE_DETAILS,
+                attributes={**self.attributes, key: to_json(messages)},
+                context=trace.set_span_in_context(self.span),
+            )
+
+    # --- ending ----------------------------------------------------------------------------
+
+    def hold_until_stream_end(self) -> None:
+        """The tap hands on a body unread: the op must outlive the SDK call until it ends."""
+        self._held = True
+
+    @property
+    def held(self) -> bool:
+        """Whether a tapped body, not the SDK wrapper, will end this op."""
+        return self._held
+
+    @property
+    def ended(self) -> bool:
+        """Whether ``end`` already ran."""
+        return self._ended
+
+    def release(self, exc: BaseException | None = None, error: ErrorClass | None = None) -> None:
+        """The tapped body ended: end the op, unless the SDK call that owns it is still running."""
+        if self.owner == "transport" or (self._held and current_operation.get() is not self):
+            self.end(exc, error)
+        else:
+            self._held = False
+
+    def end(self, exc: BaseException | None = None, error: ErrorClass | None = None) -> None:
+        """End the operation once: duration metric, resend count, error type and status."""
+        with self._lock:
+            if self._ended:
+                return
+            self._ended = True
+        if error is None and exc is not None:
+            error = classify_error(None, {}, None, exc)
+        error = error or self._failure
+        attributes = dict(self.attributes)
+        if self._resends:
+            self._set(sc.HTTP_REQUEST_RESEND_COUNT, self._resends)
+        if error is not None:
+            attributes[sc.ERROR_TYPE] = error.error_type
+            self._set(sc.ERROR_TYPE, error.error_type)
+            if self.span.is_recording():
+                self.span.set_status(Status(StatusCode.ERROR, error.error_type))
+        self.tel.instruments.operation_duration.record(time.monotonic() - self._started, attributes)
+        if not self._adopted:
+            self.span.end()

@@ -1,0 +1,184 @@
+"""Every telemetry name tooltap emits, defined once (GenAI semantic conventions + ``tooltap.*``).
+
+The GenAI conventions are still ``Development``: when upstream renames something, edit
+only this module. Prometheus names follow the exporter's translation (``.`` -> ``_``,
+unit suffix, ``_total`` on counters); ``PROMETHEUS_NAMES`` lists them for dashboards.
+"""
+
+from __future__ import annotations
+
+from typing import Final
+
+SCHEMA_URL: Final = "https://opentelemetry.io/schemas/gen-ai-dev/1.42.0-dev"
+INSTRUMENTATION_NAME: Final = "tooltap"
+
+# --- span / metric attributes (GenAI semconv) ---
+GEN_AI_OPERATION_NAME: Final = "gen_ai.operation.name"
+GEN_AI_PROVIDER_NAME: Final = "gen_ai.provider.name"
+GEN_AI_REQUEST_MODEL: Final = "gen_ai.request.model"
+GEN_AI_REQUEST_STREAM: Final = "gen_ai.request.stream"
+GEN_AI_REQUEST_MAX_TOKENS: Final = "gen_ai.request.max_tokens"
+GEN_AI_REQUEST_TEMPERATURE: Final = "gen_ai.request.temperature"
+GEN_AI_REQUEST_TOP_P: Final = "gen_ai.request.top_p"
+GEN_AI_REQUEST_TOP_K: Final = "gen_ai.request.top_k"
+GEN_AI_REQUEST_SEED: Final = "gen_ai.request.seed"
+GEN_AI_REQUEST_STOP_SEQUENCES: Final = "gen_ai.request.stop_sequences"
+GEN_AI_OUTPUT_TYPE: Final = "gen_ai.output.type"
+GEN_AI_RESPONSE_MODEL: Final = "gen_ai.response.model"
+GEN_AI_RESPONSE_ID: Final = "gen_ai.response.id"
+GEN_AI_RESPONSE_FINISH_REASONS: Final = "gen_ai.response.finish_reasons"
+GEN_AI_USAGE_INPUT_TOKENS: Final = "gen_ai.usage.input_tokens"
+GEN_AI_USAGE_OUTPUT_TOKENS: Final = "gen_ai.usage.output_tokens"
+GEN_AI_USAGE_CACHE_READ_INPUT_TOKENS: Final = "gen_ai.usage.cache_read.input_tokens"
+GEN_AI_USAGE_CACHE_CREATION_INPUT_TOKENS: Final = "gen_ai.usage.cache_creation.input_tokens"
+GEN_AI_TOKEN_TYPE: Final = "gen_ai.token.type"
+GEN_AI_TOOL_NAME: Final = "gen_ai.tool.name"
+GEN_AI_TOOL_CALL_ID: Final = "gen_ai.tool.call.id"
+GEN_AI_TOOL_TYPE: Final = "gen_ai.tool.type"
+GEN_AI_TOOL_CALL_ARGUMENTS: Final = "gen_ai.tool.call.arguments"
+GEN_AI_TOOL_CALL_RESULT: Final = "gen_ai.tool.call.result"
+GEN_AI_INPUT_MESSAGES: Final = "gen_ai.input.messages"
+GEN_AI_OUTPUT_MESSAGES: Final = "gen_ai.output.messages"
+SERVER_ADDRESS: Final = "server.address"
+SERVER_PORT: Final = "server.port"
+ERROR_TYPE: Final = "error.type"
+HTTP_RESPONSE_STATUS_CODE: Final = "http.response.status_code"
+HTTP_REQUEST_RESEND_COUNT: Final = "http.request.resend_count"
+
+# --- tooltap's own attributes ---
+TOOLTAP_OUTCOME: Final = "tooltap.outcome"
+TOOLTAP_RESULT: Final = "tooltap.result"
+TOOLTAP_PROBLEM_KIND: Final = "tooltap.problem.kind"
+TOOLTAP_PROBLEM_DETAIL: Final = "tooltap.problem.detail"
+TOOLTAP_TOOL_CALL_INDEX: Final = "tooltap.tool_call.index"
+TOOLTAP_RETRYABLE: Final = "tooltap.retryable"
+TOOLTAP_RETRY_AFTER: Final = "tooltap.retry_after"
+TOOLTAP_HONORED: Final = "tooltap.honored"
+TOOLTAP_COMPONENT: Final = "tooltap.component"
+TOOLTAP_LINK: Final = "tooltap.link"
+TOOLTAP_CONFLICTING_AUTH: Final = "tooltap.request.conflicting_auth"
+TOOLTAP_STREAM_CLOSED_EARLY: Final = "tooltap.stream.closed_early"
+TOOLTAP_DIALECT: Final = "tooltap.dialect"
+TOOLTAP_SIDE_EFFECTS: Final = "tooltap.tool.side_effects"
+TOOLTAP_HANDLER_DURATION: Final = "tooltap.tool.handler.duration"
+TOOLTAP_DUPLICATES: Final = "tooltap.tool_results.duplicates"
+
+# --- values ---
+OPERATION_CHAT: Final = "chat"
+OPERATION_GENERATE_CONTENT: Final = "generate_content"
+OPERATION_EXECUTE_TOOL: Final = "execute_tool"
+TOOL_TYPE_FUNCTION: Final = "function"
+LINK_TOOL_RESULT: Final = "tool_result"
+UNDECLARED_TOOL: Final = "_undeclared"
+OTHER_TOOL: Final = "_other"
+ERROR_OTHER: Final = "_OTHER"
+ERROR_TOOL: Final = "tool_error"
+RESULT_OK: Final = "ok"
+RESULT_ERROR: Final = "error"
+RESULT_ORPHANED: Final = "orphaned"
+RESULT_DUPLICATE: Final = "duplicate"
+RESULT_UNKNOWN_CALL: Final = "unknown_call"
+
+# --- events ---
+EVENT_ATTEMPT_FAILED: Final = "gen_ai.client.attempt.failed"
+EVENT_PROBLEM: Final = "tooltap.problem"
+EVENT_DUPLICATE_RESULT: Final = "tooltap.tool_result.duplicate"
+EVENT_INFERENCE_DETAILS: Final = "gen_ai.client.inference.operation.details"
+
+# --- metrics: name -> (kind, unit, description) ---
+OPERATION_DURATION: Final = "gen_ai.client.operation.duration"
+TOKEN_USAGE: Final = "gen_ai.client.token.usage"
+TIME_TO_FIRST_CHUNK: Final = "gen_ai.client.operation.time_to_first_chunk"
+TOOL_CALLS: Final = "tooltap.tool_calls"
+STREAM_PROBLEMS: Final = "tooltap.stream.problems"
+TOOL_RESULTS: Final = "tooltap.tool_results"
+TOOL_CALL_DURATION: Final = "tooltap.tool_call.duration"
+RETRIES: Final = "tooltap.retries"
+PROVIDER_ERRORS: Final = "tooltap.provider.errors"
+FORCED_TOOL_CHOICE: Final = "tooltap.forced_tool_choice"
+INTERNAL_ERRORS: Final = "tooltap.internal_errors"
+
+METRICS: Final[dict[str, tuple[str, str, str]]] = {
+    OPERATION_DURATION: ("histogram", "s", "GenAI operation duration, all attempts included."),
+    TOKEN_USAGE: ("histogram", "{token}", "Tokens used per operation, by token type."),
+    TIME_TO_FIRST_CHUNK: ("histogram", "s", "Time until the first chunk of a streamed response."),
+    TOOL_CALLS: ("counter", "{call}", "Tool calls received, by outcome."),
+    STREAM_PROBLEMS: ("counter", "{problem}", "Response-level problems, by kind."),
+    TOOL_RESULTS: ("counter", "{result}", "Tool results sent back, by result."),
+    TOOL_CALL_DURATION: ("histogram", "s", "Time from a tool call received to its result sent."),
+    RETRIES: ("counter", "{retry}", "Attempts retried, by the failed attempt's error type."),
+    PROVIDER_ERRORS: ("counter", "{error}", "Failed attempts, by error type."),
+    FORCED_TOOL_CHOICE: ("counter", "{response}", "Responses to a forced tool_choice."),
+    INTERNAL_ERRORS: ("counter", "{error}", "Errors inside tooltap, contained."),
+}
+
+#: OpenTelemetry name -> the name the Prometheus exporter gives it (without _bucket etc.).
+PROMETHEUS_NAMES: Final[dict[str, str]] = {
+    name: name.replace(".", "_")
+    + ("_seconds" if unit == "s" else "")
+    + ("_total" if kind == "counter" else "")
+    for name, (kind, unit, _) in METRICS.items()
+}
+
+DURATION_BUCKETS: Final = (
+    0.01, 0.02, 0.04, 0.08, 0.16, 0.32, 0.64, 1.28, 2.56, 5.12, 10.24, 20.48, 40.96, 81.92,
+)  # fmt: skip
+TOKEN_BUCKETS: Final = (
+    1, 4, 16, 64, 256, 1024, 4096, 16384, 65536, 262144, 1048576, 4194304, 16777216, 67108864,
+)  # fmt: skip
+
+_PROVIDER_OF_DIALECT: Final = {
+    "openai.chat": "openai",
+    "openai.responses": "openai",
+    "anthropic.messages": "anthropic",
+}
+
+
+def operation_name(dialect: str) -> str:
+    """``gen_ai.operation.name`` of a dialect: ``chat``, or ``generate_content`` for Google."""
+    return OPERATION_GENERATE_CONTENT if dialect == "google.genai" else OPERATION_CHAT
+
+
+def provider_name(dialect: str, host: str | None = None, path: str | None = None) -> str:
+    """``gen_ai.provider.name``; Google's backend is told by host, then by path."""
+    known = _PROVIDER_OF_DIALECT.get(dialect)
+    if known is not None:
+        return known
+    host = (host or "").lower()
+    path = path or ""
+    if host.endswith("aiplatform.googleapis.com") or (
+        "/projects/" in path and "/publishers/google/" in path
+    ):
+        return "gcp.vertex_ai"
+    if host.endswith("generativelanguage.googleapis.com") or "/v1beta/models/" in path:
+        return "gcp.gemini"
+    return "gcp.gen_ai"
+
+
+_FINISH_REASONS: Final = {
+    "tool_calls": "tool_call",
+    "function_call": "tool_call",
+    "tool_use": "tool_call",
+    "end_turn": "stop",
+    "stop_sequence": "stop",
+    "completed": "stop",
+    "max_tokens": "length",
+    "max_output_tokens": "length",
+    "incomplete": "length",
+    "safety": "content_filter",
+    "recitation": "content_filter",
+    "blocklist": "content_filter",
+    "prohibited_content": "content_filter",
+    "spii": "content_filter",
+    "failed": "error",
+}
+
+
+def finish_reason(raw: str) -> str:
+    """A provider's finish reason in the semconv vocabulary (``tool_call``, ``stop``...).
+
+    Mapping ``tool_calls``/``tool_use`` to ``tool_call`` is tooltap's choice
+    (unconfirmed upstream); unknown reasons pass through, lower-cased.
+    """
+    low = raw.lower()
+    return _FINISH_REASONS.get(low, low)

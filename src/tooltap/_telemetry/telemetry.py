@@ -1,0 +1,92 @@
+"""The live instrumentation state: providers, tracer, instruments, config, lifecycle, listeners.
+
+One ``Telemetry`` exists while tooltap is instrumented (``get_telemetry()``); wrappers
+capture nothing else, so uninstrumenting makes every wrapper a pass-through at once.
+"""
+
+from __future__ import annotations
+
+import importlib.metadata
+from collections.abc import Iterable
+from typing import Any
+
+from opentelemetry import trace
+from opentelemetry._logs import Logger, get_logger
+from opentelemetry.metrics import get_meter, get_meter_provider
+
+from .._patch.quietly import set_error_sink
+from . import semconv as sc
+from .config import Config
+from .instruments import Instruments, ToolNames
+from .lifecycle import Lifecycle
+from .listeners import Listener, Listeners
+
+__all__ = ["Telemetry", "get_telemetry", "set_telemetry"]
+
+_current: Telemetry | None = None
+
+
+def get_telemetry() -> Telemetry | None:
+    """The active telemetry, or None when tooltap is not instrumented (then do nothing)."""
+    return _current
+
+
+def set_telemetry(tel: Telemetry | None) -> None:
+    """Activate ``tel`` (or deactivate with None); wires the internal-error counter."""
+    global _current
+    _current = tel
+    set_error_sink(tel.internal_error if tel is not None else None)
+
+
+def _version() -> str:
+    try:
+        return importlib.metadata.version("tooltap")
+    except importlib.metadata.PackageNotFoundError:
+        return ""
+
+
+class Telemetry:
+    """Everything the wrappers record through, built once per ``instrument()``."""
+
+    def __init__(
+        self,
+        *,
+        config: Config,
+        tracer_provider: Any = None,
+        meter_provider: Any = None,
+        logger_provider: Any = None,
+        listeners: Iterable[Listener] = (),
+    ) -> None:
+        version = _version()
+        self.config = config
+        self.tracer_provider = tracer_provider
+        self.meter_provider = meter_provider
+        self.tracer = trace.get_tracer(
+            sc.INSTRUMENTATION_NAME, version, tracer_provider, schema_url=sc.SCHEMA_URL
+        )
+        meter = get_meter(
+            sc.INSTRUMENTATION_NAME, version, meter_provider, schema_url=sc.SCHEMA_URL
+        )
+        self.instruments = Instruments(meter)
+        self.events: Logger | None = (
+            get_logger(sc.INSTRUMENTATION_NAME, version, logger_provider, schema_url=sc.SCHEMA_URL)
+            if config.content_in_events
+            else None
+        )
+        self.tool_names = ToolNames(config.tool_name_cap)
+        self.listeners = Listeners(listeners, self.internal_error)
+        self.lifecycle = Lifecycle(self)
+
+    def internal_error(self, component: str) -> None:
+        """Count one contained failure of ``component``."""
+        self.instruments.internal_errors.add(1, {sc.TOOLTAP_COMPONENT: component})
+
+    def flush(self, timeout_millis: int = 5000) -> None:
+        """End every open tool span as orphaned, then force-flush providers that can."""
+        self.lifecycle.end_all()
+        tracer_provider = self.tracer_provider or trace.get_tracer_provider()
+        meter_provider = self.meter_provider or get_meter_provider()
+        for provider in (tracer_provider, meter_provider):
+            force_flush = getattr(provider, "force_flush", None)
+            if callable(force_flush):
+                force_flush(timeout_millis)
