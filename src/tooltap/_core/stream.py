@@ -82,7 +82,7 @@ def parse_response(
             return parser.close()
         try:
             decoded = json.loads(raw)
-        except ValueError as exc:
+        except (ValueError, RecursionError) as exc:
             return Parsed(dialect, problems=(Problem("unexpected_shape", detail=f"body: {exc}"),))
         return module.parse_body(decoded, limits)
     if not isinstance(body, (Mapping, list)):
