@@ -10,6 +10,8 @@ from typing import NamedTuple
 
 __all__ = ["SSEEvent", "SSEParser"]
 
+_BOM = b"\xef\xbb\xbf"  # a UTF-8 byte order mark the stream may start with (WHATWG)
+
 
 class SSEEvent(NamedTuple):
     """One dispatched event. ``terminated`` is False for an event flushed at EOF."""
@@ -36,6 +38,7 @@ class SSEParser:
         "_size",
         "_id",
         "_discarding",
+        "_head",
         "max_event_bytes",
         "dropped_events",
     )
@@ -49,12 +52,20 @@ class SSEParser:
         self._size = 0
         self._id: str | None = None
         self._discarding = False
+        self._head: bytes | None = b""  # start of stream, until a leading BOM is ruled out
         self.max_event_bytes = max_event_bytes
         self.dropped_events = 0
 
     def feed(self, data: bytes) -> list[SSEEvent]:
         """Take the next chunk; return the events it completes, in order."""
-        if self._skip_lf:
+        if self._head is not None:
+            head = self._head + data
+            if len(head) < len(_BOM) and _BOM.startswith(head):
+                self._head = head  # could still be a BOM cut between chunks
+                return []
+            self._head = None
+            data = head[len(_BOM) :] if head.startswith(_BOM) else head
+        if self._skip_lf and data:
             self._skip_lf = False
             if data[:1] == b"\n":
                 data = data[1:]
@@ -83,6 +94,9 @@ class SSEParser:
     def close(self) -> list[SSEEvent]:
         """End of stream: process a last unterminated line and event, if any."""
         events: list[SSEEvent] = []
+        if self._head:  # the whole stream was a partial BOM: not a BOM after all
+            self._parts = [self._head]
+        self._head = None
         if self._parts:
             line = b"".join(self._parts)
             self._parts = []
@@ -125,6 +139,10 @@ class SSEParser:
             self._reset()
             return
         if self._discarding or line[0] == 0x3A:  # ":" starts a comment
+            return
+        if len(line) > self.max_event_bytes:  # a huge line that arrived in one chunk
+            self._reset()
+            self._discarding = True
             return
         name, colon, value = line.partition(b":")
         if colon and value[:1] == b" ":
