@@ -232,5 +232,5 @@ def output_messages(parsed: Parsed, body: Any = None) -> list[Message]:
     ]
     message: Message = {"role": "assistant", "parts": parts}
     if parsed.finish_reason:
-        message["finish_reason"] = finish_reason(parsed.finish_reason)
+        message["finish_reason"] = finish_reason(parsed.finish_reason, bool(parsed.calls))
     return [message]

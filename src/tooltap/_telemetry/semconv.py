@@ -174,11 +174,13 @@ _FINISH_REASONS: Final = {
 }
 
 
-def finish_reason(raw: str) -> str:
+def finish_reason(raw: str, has_calls: bool = False) -> str:
     """A provider's finish reason in the semconv vocabulary (``tool_call``, ``stop``...).
 
     Mapping ``tool_calls``/``tool_use`` to ``tool_call`` is tooltap's choice
-    (unconfirmed upstream); unknown reasons pass through, lower-cased.
+    (unconfirmed upstream), as is ``stop`` with tool calls (Google ``STOP``, Responses
+    ``completed``) -> ``tool_call``; unknown reasons pass through, lower-cased.
     """
     low = raw.lower()
-    return _FINISH_REASONS.get(low, low)
+    reason = _FINISH_REASONS.get(low, low)
+    return "tool_call" if has_calls and reason == "stop" else reason

@@ -1,0 +1,170 @@
+"""The body tap, on fixed chunk sequences (httpx ``MockTransport``): chunks reach the app as the
+very same objects, encodings are decoded for parsing only, and the app's exceptions pass through.
+"""
+
+from __future__ import annotations
+
+import gzip
+import itertools
+import zlib
+from collections.abc import AsyncIterator, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from tt_support import LIBS, Recorder, attrs, sse_chunks
+
+import tooltap
+
+CORPUS = Path(__file__).parent.parent / "fixtures" / "corpus"
+SSE = (CORPUS / "openai-chat" / "stream_parallel_2calls_gpt35.body").read_bytes()
+URL = "https://gateway.internal.example/v1/chat/completions"
+REQUEST = {"model": "gpt-3.5-turbo", "stream": True, "messages": [{"role": "user", "content": "w?"}],
+           "tools": [{"type": "function", "function": {"name": "get_current_weather",
+                                                       "parameters": {"type": "object"}}}]}  # fmt: skip
+
+
+class Boom(Exception):
+    """The app's (transport's) own exception."""
+
+
+def _streams(lib: Any, chunks: list[bytes], fail: BaseException | None) -> tuple[Any, Any]:
+    class Sync(lib.SyncByteStream):  # type: ignore[misc]
+        def __iter__(self) -> Iterator[bytes]:
+            yield from chunks
+            if fail is not None:
+                raise fail
+
+    class Async(lib.AsyncByteStream):  # type: ignore[misc]
+        async def __aiter__(self) -> AsyncIterator[bytes]:
+            for chunk in chunks:
+                yield chunk
+            if fail is not None:
+                raise fail
+
+    return Sync, Async
+
+
+def _client(lib_name: str, is_async: bool, chunks: list[bytes], *, headers: dict[str, str] | None = None,
+            fail: BaseException | None = None, status: int = 200) -> Any:  # fmt: skip
+    lib = LIBS[lib_name]
+    sync_stream, async_stream = _streams(lib, chunks, fail)
+    hdrs = {"content-type": "text/event-stream", **(headers or {})}
+
+    def handler(request: Any) -> Any:
+        stream = async_stream() if is_async else sync_stream()
+        return lib.Response(status, headers=hdrs, stream=stream)
+
+    transport = lib.MockTransport(handler)
+    return lib.AsyncClient(transport=transport) if is_async else lib.Client(transport=transport)
+
+
+async def _read_raw(lib: str, is_async: bool, chunks: list[bytes], **kwargs: Any) -> list[bytes]:
+    client = _client(lib, is_async, chunks, **kwargs)
+    request = client.build_request("POST", URL, json=REQUEST)
+    if is_async:
+        async with client:
+            response = await client.send(request, stream=True)
+            return [c async for c in response.aiter_raw()]
+    with client:
+        response = client.send(request, stream=True)
+        return list(response.iter_raw())
+
+
+CUTS = sse_chunks(SSE, itertools.cycle([1, 7, 64, 3, 500]))
+
+
+@pytest.mark.parametrize("is_async", [False, True], ids=["sync", "async"])
+@pytest.mark.parametrize("lib", ["httpx", "httpx2"])
+async def test_app_sees_the_same_chunk_objects(rec: Recorder, lib: str, is_async: bool) -> None:
+    seen = await _read_raw(lib, is_async, CUTS)
+    assert len(seen) == len(CUTS) and all(a is b for a, b in zip(seen, CUTS, strict=True))
+    expected = tooltap.parse_response(SSE, "openai.chat").calls
+    assert [e.call for e in rec.of(tooltap.ToolCallReceived)] == list(expected)
+    (span,) = rec.inference()
+    assert attrs(span)["server.address"] == "gateway.internal.example"
+    assert attrs(span)["server.port"] == 443
+
+
+@pytest.mark.parametrize("encoding", ["gzip", "deflate", "raw-deflate"])
+@pytest.mark.parametrize("is_async", [False, True], ids=["sync", "async"])
+async def test_compressed_body_is_parsed_and_app_bytes_unchanged(
+    rec: Recorder, encoding: str, is_async: bool
+) -> None:
+    if encoding == "gzip":
+        packed = gzip.compress(SSE)
+    elif encoding == "deflate":
+        packed = zlib.compress(SSE)
+    else:
+        z = zlib.compressobj(wbits=-zlib.MAX_WBITS)
+        packed = z.compress(SSE) + z.flush()
+    chunks = sse_chunks(packed, itertools.cycle([5, 50, 1]))
+    header = "deflate" if encoding == "raw-deflate" else encoding
+    seen = await _read_raw("httpx2", is_async, chunks, headers={"content-encoding": header})
+    assert b"".join(seen) == packed
+    assert len(rec.of(tooltap.ToolCallReceived)) == 2
+    assert rec.total("tooltap.internal_errors") == 0
+
+
+async def test_unsupported_encoding_is_a_problem_not_a_parse(rec: Recorder) -> None:
+    seen = await _read_raw("httpx", False, [b"\x8b\x00opaque"], headers={"content-encoding": "br"})
+    assert seen == [b"\x8b\x00opaque"]
+    assert rec.of(tooltap.ToolCallReceived) == []
+    (span,) = rec.inference()
+    assert [dict(e.attributes or {})["tooltap.problem.kind"] for e in span.events] == ["unexpected_shape"]
+    assert rec.total("tooltap.stream.problems", tooltap__problem__kind="unexpected_shape") == 1
+
+
+@pytest.mark.parametrize("is_async", [False, True], ids=["sync", "async"])
+@pytest.mark.parametrize("lib", ["httpx", "httpx2"])
+async def test_transport_exception_mid_body_is_the_same_object(
+    rec: Recorder, lib: str, is_async: bool
+) -> None:
+    boom = Boom("connection dropped")
+    with pytest.raises(Boom) as caught:
+        await _read_raw(lib, is_async, CUTS[:40], fail=boom)
+    assert caught.value is boom
+    (span,) = rec.inference()  # ended exactly once
+    assert attrs(span)["error.type"] == "_OTHER"
+    assert span.status.status_code.name == "ERROR"
+    failed = [e for e in span.events if e.name == "gen_ai.client.attempt.failed"]
+    assert len(failed) == 1
+
+
+async def test_error_status_streamed_body_is_classified_when_read(rec: Recorder) -> None:
+    body = b'{"error": {"message": "You exceeded your current quota", "type": "insufficient_quota",' \
+           b' "code": "insufficient_quota"}}'  # fmt: skip
+    seen = await _read_raw("httpx2", False, [body[:10], body[10:]], status=429,
+                           headers={"content-type": "application/json"})  # fmt: skip
+    assert b"".join(seen) == body
+    (span,) = rec.inference()
+    assert attrs(span)["error.type"] == "insufficient_balance"
+    assert rec.total("tooltap.provider.errors", error__type="insufficient_balance",
+                     tooltap__retryable=False) == 1  # fmt: skip
+
+
+def test_feed_failure_is_contained_and_counted(rec: Recorder, monkeypatch: pytest.MonkeyPatch) -> None:
+    from tooltap._telemetry.operation import Operation
+
+    def explode(self: Operation, calls: Any) -> None:
+        raise RuntimeError("tooltap bug")
+
+    monkeypatch.setattr(Operation, "calls_received", explode)
+    client = _client("httpx", False, CUTS)
+    with client:
+        response = client.send(client.build_request("POST", URL, json=REQUEST), stream=True)
+        seen = list(response.iter_raw())
+    assert all(a is b for a, b in zip(seen, CUTS, strict=True))
+    assert rec.total("tooltap.internal_errors", tooltap__component="tap_stream") == 1
+    assert len(rec.inference()) == 1  # the operation still ends
+
+
+def test_elapsed_and_stream_type_still_work(rec: Recorder) -> None:
+    lib = LIBS["httpx2"]
+    client = _client("httpx2", False, CUTS)
+    with client:
+        response = client.send(client.build_request("POST", URL, json=REQUEST), stream=True)
+        assert isinstance(response.stream, lib.SyncByteStream)
+        response.read()
+    assert response.elapsed.total_seconds() >= 0
+    assert response.content == SSE

@@ -1,0 +1,232 @@
+"""Shared helpers for the transport-tap and telemetry tests: recorder, wire bodies, raw clients."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+import httpx
+import httpx2
+import pytest
+from opentelemetry.sdk._logs import LoggerProvider
+from opentelemetry.sdk._logs.export import InMemoryLogRecordExporter, SimpleLogRecordProcessor
+from opentelemetry.sdk.metrics import MeterProvider
+from opentelemetry.sdk.metrics.export import InMemoryMetricReader
+from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
+from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+
+import tooltap
+from tooltap.simulator import Simulator
+
+DIALECTS = ("openai.chat", "openai.responses", "anthropic.messages", "google.genai")
+LIBS = {"httpx": httpx, "httpx2": httpx2}
+TOOL = "lookup_demo_value"
+SCHEMA = {"type": "object", "properties": {"key": {"type": "string"}}, "required": ["key"]}
+GOOGLE_MODEL = "gemini-2.0-flash"
+
+
+@dataclass
+class Recorder:
+    """In-memory providers and everything one test emitted."""
+
+    exporter: InMemorySpanExporter = field(default_factory=InMemorySpanExporter)
+    reader: InMemoryMetricReader = field(default_factory=InMemoryMetricReader)
+    logs: InMemoryLogRecordExporter = field(default_factory=InMemoryLogRecordExporter)
+    events: list[Any] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        self.tracer_provider = TracerProvider()
+        self.tracer_provider.add_span_processor(SimpleSpanProcessor(self.exporter))
+        self.meter_provider = MeterProvider(metric_readers=[self.reader])
+        self.logger_provider = LoggerProvider()
+        self.logger_provider.add_log_record_processor(SimpleLogRecordProcessor(self.logs))
+
+    def instrument(self, **options: Any) -> None:
+        tooltap.instrument(
+            tracer_provider=self.tracer_provider,
+            meter_provider=self.meter_provider,
+            logger_provider=self.logger_provider,
+            listeners=[self.events.append],
+            **options,
+        )
+
+    def spans(self) -> list[ReadableSpan]:
+        return list(self.exporter.get_finished_spans())
+
+    def inference(self) -> list[ReadableSpan]:
+        return [s for s in self.spans() if attrs(s).get("gen_ai.operation.name") != "execute_tool"]
+
+    def tools(self) -> list[ReadableSpan]:
+        return [s for s in self.spans() if attrs(s).get("gen_ai.operation.name") == "execute_tool"]
+
+    def points(self, name: str) -> list[tuple[dict[str, Any], float]]:
+        """``(attributes, value)`` per data point of ``name`` (counter value or histogram count)."""
+        out: list[tuple[dict[str, Any], float]] = []
+        data = self.reader.get_metrics_data()
+        for rm in data.resource_metrics if data else ():
+            for sm in rm.scope_metrics:
+                for metric in sm.metrics:
+                    if metric.name == name:
+                        for dp in metric.data.data_points:
+                            value = getattr(dp, "value", None)
+                            out.append((dict(dp.attributes), dp.count if value is None else value))
+        return out
+
+    def total(self, name: str, **match: Any) -> float:
+        """Sum of ``name`` over the points whose attributes include ``match`` (dots as ``__``)."""
+        want = {k.replace("__", "."): v for k, v in match.items()}
+        return sum(v for a, v in self.points(name) if all(a.get(k) == x for k, x in want.items()))
+
+    def of(self, kind: type) -> list[Any]:
+        return [e for e in self.events if isinstance(e, kind)]
+
+
+def attrs(span: ReadableSpan) -> dict[str, Any]:
+    return dict(span.attributes or {})
+
+
+def url(sim: Any, dialect: str, stream: bool) -> str:
+    if dialect == "openai.chat":
+        return sim.openai_base_url + "/chat/completions"
+    if dialect == "openai.responses":
+        return sim.openai_base_url + "/responses"
+    if dialect == "anthropic.messages":
+        return sim.anthropic_base_url + "/v1/messages"
+    method = "streamGenerateContent?alt=sse" if stream else "generateContent"
+    return f"{sim.google_base_url}/v1beta/models/{GOOGLE_MODEL}:{method}"
+
+
+def first_body(dialect: str, stream: bool, **extra: Any) -> dict[str, Any]:
+    """Turn 1: the user's question and the lookup tool declared."""
+    question = "How tall am I, and how much do I weigh?"
+    if dialect == "openai.chat":
+        tools = [{"type": "function", "function": {"name": TOOL, "parameters": SCHEMA}}]
+        body = {"model": "gpt-4o", "messages": [{"role": "user", "content": question}]}
+    elif dialect == "openai.responses":
+        tools = [{"type": "function", "name": TOOL, "parameters": SCHEMA}]
+        body = {"model": "gpt-4o", "input": [{"role": "user", "content": question}]}
+    elif dialect == "anthropic.messages":
+        tools = [{"name": TOOL, "input_schema": SCHEMA}]
+        body = {"model": "claude-sonnet-4-5", "max_tokens": 256,
+                "messages": [{"role": "user", "content": question}]}  # fmt: skip
+    else:
+        body = {"contents": [{"role": "user", "parts": [{"text": question}]}],
+                "tools": [{"functionDeclarations": [{"name": TOOL, "parameters": SCHEMA}]}]}  # fmt: skip
+        return {**body, **extra}
+    if stream:
+        body["stream"] = True
+        if dialect == "openai.chat":
+            body["stream_options"] = {"include_usage": True}
+    return {**body, "tools": tools, **extra}
+
+
+def answer(call: tooltap.ToolCall) -> str:
+    return {"height": "170 cm", "weight": "70 kg"}.get(str(call.args.get("key")), "unknown")
+
+
+def second_body(
+    dialect: str, first: dict[str, Any], calls: list[tooltap.ToolCall], raw_args: bool = False
+) -> dict[str, Any]:
+    """Turn 2: the history plus one result per call, in the provider's shape."""
+    body = json.loads(json.dumps(first))
+    if dialect == "openai.chat":
+        body["messages"].append({"role": "assistant", "tool_calls": [
+            {"id": c.call_id, "type": "function",
+             "function": {"name": c.name, "arguments": json.dumps(c.args)}} for c in calls]})  # fmt: skip
+        body["messages"] += [tooltap.result_message(c, answer(c)) for c in calls]
+    elif dialect == "openai.responses":
+        body["input"] += [{"type": "function_call", "call_id": c.call_id, "name": c.name,
+                           "arguments": json.dumps(c.args)} for c in calls]  # fmt: skip
+        body["input"] += [tooltap.result_message(c, answer(c)) for c in calls]
+    elif dialect == "anthropic.messages":
+        body["messages"].append({"role": "assistant", "content": [
+            {"type": "tool_use", "id": c.call_id, "name": c.name, "input": c.args} for c in calls]})  # fmt: skip
+        body["messages"].append(
+            {"role": "user", "content": [tooltap.result_message(c, answer(c)) for c in calls]}
+        )
+    else:
+        parts = [{"functionCall": {"name": c.name, "args": c.args,
+                                   **({"id": c.call_id} if c.call_id else {})}} for c in calls]  # fmt: skip
+        body["contents"].append({"role": "model", "parts": parts})
+        body["contents"].append(
+            {"role": "user", "parts": [tooltap.result_message(c, answer(c)) for c in calls]}
+        )
+    return body
+
+
+def post(lib: str, target: str, body: Any, *, stream: bool, headers: dict[str, str] | None = None,
+         chunks: list[bytes] | None = None) -> tuple[int, bytes]:  # fmt: skip
+    """One sync POST; the raw body chunks the app saw are appended to ``chunks``."""
+    module = LIBS[lib]
+    with module.Client(timeout=10) as client:
+        request = client.build_request("POST", target, json=body, headers=headers)
+        response = client.send(request, stream=stream)
+        try:
+            seen = list(response.iter_raw()) if stream else [response.content]
+        finally:
+            response.close()
+    if chunks is not None:
+        chunks += seen
+    return response.status_code, b"".join(seen)
+
+
+async def apost(lib: str, target: str, body: Any, *, stream: bool,
+                headers: dict[str, str] | None = None,
+                chunks: list[bytes] | None = None) -> tuple[int, bytes]:  # fmt: skip
+    """One async POST, like ``post``."""
+    module = LIBS[lib]
+    async with module.AsyncClient(timeout=10) as client:
+        request = client.build_request("POST", target, json=body, headers=headers)
+        response = await client.send(request, stream=stream)
+        try:
+            seen = [c async for c in response.aiter_raw()] if stream else [response.content]
+        finally:
+            await response.aclose()
+    if chunks is not None:
+        chunks += seen
+    return response.status_code, b"".join(seen)
+
+
+async def exchange(is_async: bool, lib: str, target: str, body: Any, **kwargs: Any) -> tuple[int, bytes]:
+    """``post`` or ``apost``."""
+    if is_async:
+        return await apost(lib, target, body, **kwargs)
+    return post(lib, target, body, **kwargs)
+
+
+def sse_chunks(data: bytes, sizes: Iterator[int]) -> list[bytes]:
+    """``data`` cut into chunks of the given sizes (cycled), for fixed-chunk transports."""
+    out, i = [], 0
+    for size in sizes:
+        if i >= len(data):
+            break
+        out.append(data[i : i + size])
+        i += size
+    return out
+
+
+@pytest.fixture
+def recorder() -> Iterator[Recorder]:
+    """Providers and listener capture, not yet instrumented (``recorder.instrument(...)``)."""
+    rec = Recorder()
+    try:
+        yield rec
+    finally:
+        tooltap.uninstrument()
+
+
+@pytest.fixture
+def rec(recorder: Recorder) -> Recorder:
+    """``recorder``, instrumented with default options."""
+    recorder.instrument()
+    return recorder
+
+
+@pytest.fixture(scope="module")
+def sim() -> Iterator[Simulator]:
+    """One simulator per test module."""
+    with Simulator() as simulator:
+        yield simulator
