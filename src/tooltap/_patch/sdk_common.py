@@ -1,0 +1,323 @@
+"""What the three SDK layers share: lazy patches, one wrapper pair, request attributes.
+
+Each SDK module names the method that is *one logical call* in that SDK (the funnel
+below every public helper and above the retry loop) and a ``describe`` function
+that reads a :class:`Call` off that method's arguments, or returns None for traffic
+tooltap leaves alone. :func:`wrappers` turns ``describe`` into the sync and async
+wrapt wrappers, which run the call inside one :class:`Operation`:
+
+* the operation is current (``current_operation``) while the SDK sends, so the
+  transport tap records every attempt on it (retries included) instead of opening
+  a span per request;
+* the app's exceptions leave as the same object (bare ``raise``); the operation
+  ends with them;
+* a streamed body is still unread when the SDK returns: the tap has then called
+  ``op.hold_until_stream_end()`` and ends the operation when the body ends, so the
+  wrapper leaves a held operation alone. What the SDK returns is returned as is.
+"""
+
+from __future__ import annotations
+
+import logging
+import sys
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from contextvars import Token
+from dataclasses import dataclass, field
+from typing import Any, Final
+from urllib.parse import urlsplit
+
+import wrapt
+from opentelemetry.instrumentation.utils import is_instrumentation_enabled
+from opentelemetry.util.types import AttributeValue
+
+from .._core.detect import detect_dialect
+from .._telemetry import semconv as sc
+from .._telemetry.operation import Operation, current_operation
+from .._telemetry.telemetry import Telemetry, get_telemetry
+from .quietly import quietly
+
+__all__ = [
+    "Call",
+    "Describe",
+    "Patch",
+    "PatchSet",
+    "arg",
+    "describe_body",
+    "request_params",
+    "server_of",
+    "wrappers",
+]
+
+_log = logging.getLogger("tooltap")
+
+Wrapper = Callable[[Callable[..., Any], Any, tuple[Any, ...], dict[str, Any]], Any]
+AsyncWrapper = Callable[
+    [Callable[..., Awaitable[Any]], Any, tuple[Any, ...], dict[str, Any]], Awaitable[Any]
+]
+
+
+@dataclass(slots=True)
+class Call:
+    """One logical inference call, as read off the SDK method's arguments."""
+
+    dialect: str
+    request_model: str | None
+    server_address: str | None
+    server_port: int | None
+    stream: bool
+    params: dict[str, AttributeValue] = field(default_factory=dict)
+
+    def open(self, tel: Telemetry) -> Operation:
+        """Start the call's operation (its inference span) with the request attributes."""
+        op = Operation(
+            tel,
+            dialect=self.dialect,
+            request_model=self.request_model,
+            server_address=self.server_address,
+            server_port=self.server_port,
+            stream=self.stream,
+            owner="sdk",
+        )
+        if self.params:
+            op.span.set_attributes(self.params)
+        return op
+
+
+#: Reads a :class:`Call` off ``(instance, args, kwargs)``; None = not an inference call.
+Describe = Callable[[Any, tuple[Any, ...], dict[str, Any]], "Call | None"]
+
+
+def _enter(
+    describe: Describe, instance: Any, args: tuple[Any, ...], kwargs: dict[str, Any]
+) -> tuple[Operation, Token[Operation | None]] | None:
+    tel = get_telemetry()
+    if tel is None or current_operation.get() is not None or not is_instrumentation_enabled():
+        return None
+    call = describe(instance, args, kwargs)
+    if call is None:
+        return None
+    op = call.open(tel)
+    return op, current_operation.set(op)
+
+
+def _settle(op: Operation) -> None:
+    if not op.held:
+        op.end()
+
+
+def wrappers(describe: Describe) -> tuple[Wrapper, AsyncWrapper]:
+    """The sync and async wrapt wrappers that run each described call in one operation."""
+
+    def sync_wrapper(
+        wrapped: Callable[..., Any], instance: Any, args: tuple[Any, ...], kwargs: dict[str, Any]
+    ) -> Any:
+        entered = quietly(_enter, describe, instance, args, kwargs)
+        if entered is None:
+            return wrapped(*args, **kwargs)
+        op, token = entered
+        try:
+            result = wrapped(*args, **kwargs)
+        except BaseException as exc:
+            quietly(op.end, exc)
+            raise
+        finally:
+            quietly(current_operation.reset, token)
+        quietly(_settle, op)
+        return result
+
+    async def async_wrapper(
+        wrapped: Callable[..., Awaitable[Any]],
+        instance: Any,
+        args: tuple[Any, ...],
+        kwargs: dict[str, Any],
+    ) -> Any:
+        entered = quietly(_enter, describe, instance, args, kwargs)
+        if entered is None:
+            return await wrapped(*args, **kwargs)
+        op, token = entered
+        try:
+            result = await wrapped(*args, **kwargs)
+        except BaseException as exc:
+            quietly(op.end, exc)
+            raise
+        finally:
+            quietly(current_operation.reset, token)
+        quietly(_settle, op)
+        return result
+
+    return sync_wrapper, async_wrapper
+
+
+# --- reading the SDK's arguments -------------------------------------------------------
+
+
+def arg(args: Sequence[Any], kwargs: Mapping[str, Any], index: int, name: str) -> Any:
+    """The argument passed at ``index`` or as ``name`` (None when absent)."""
+    if len(args) > index:
+        return args[index]
+    return kwargs.get(name)
+
+
+def server_of(url: object) -> tuple[str | None, int | None]:
+    """``server.address`` and ``server.port`` of a base URL (an httpx URL or a string)."""
+    parts = urlsplit(str(url))
+    if not parts.hostname:
+        return None, None
+    port = parts.port or {"http": 80, "https": 443}.get(parts.scheme)
+    return parts.hostname, port
+
+
+_Path = tuple[str, ...]
+
+#: Per dialect: semconv request attribute -> where the request body keeps it (first found).
+_PARAMS: Final[dict[str, dict[str, tuple[_Path, ...]]]] = {
+    "openai.chat": {
+        sc.GEN_AI_REQUEST_MAX_TOKENS: (("max_completion_tokens",), ("max_tokens",)),
+        sc.GEN_AI_REQUEST_TEMPERATURE: (("temperature",),),
+        sc.GEN_AI_REQUEST_TOP_P: (("top_p",),),
+        sc.GEN_AI_REQUEST_STOP_SEQUENCES: (("stop",),),
+        sc.GEN_AI_REQUEST_SEED: (("seed",),),
+    },
+    "openai.responses": {
+        sc.GEN_AI_REQUEST_MAX_TOKENS: (("max_output_tokens",),),
+        sc.GEN_AI_REQUEST_TEMPERATURE: (("temperature",),),
+        sc.GEN_AI_REQUEST_TOP_P: (("top_p",),),
+    },
+    "anthropic.messages": {
+        sc.GEN_AI_REQUEST_MAX_TOKENS: (("max_tokens",),),
+        sc.GEN_AI_REQUEST_TEMPERATURE: (("temperature",),),
+        sc.GEN_AI_REQUEST_TOP_P: (("top_p",),),
+        sc.GEN_AI_REQUEST_TOP_K: (("top_k",),),
+        sc.GEN_AI_REQUEST_STOP_SEQUENCES: (("stop_sequences",),),
+    },
+    "google.genai": {
+        sc.GEN_AI_REQUEST_MAX_TOKENS: (("generationConfig", "maxOutputTokens"),),
+        sc.GEN_AI_REQUEST_TEMPERATURE: (("generationConfig", "temperature"),),
+        sc.GEN_AI_REQUEST_TOP_P: (("generationConfig", "topP"),),
+        sc.GEN_AI_REQUEST_TOP_K: (("generationConfig", "topK"),),
+        sc.GEN_AI_REQUEST_SEED: (("generationConfig", "seed"),),
+        sc.GEN_AI_REQUEST_STOP_SEQUENCES: (("generationConfig", "stopSequences"),),
+    },
+}
+
+
+def _dig(body: Mapping[str, Any], path: _Path) -> object:
+    value: object = body
+    for key in path:
+        if not isinstance(value, Mapping):
+            return None
+        value = value.get(key)
+    return value
+
+
+def _attribute(value: object) -> AttributeValue | None:
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, (int, float)):
+        return value
+    if isinstance(value, str):
+        return [value]  # a single stop sequence, as a list like the others
+    if isinstance(value, Sequence) and value and all(isinstance(v, str) for v in value):
+        return [str(v) for v in value]
+    return None
+
+
+def request_params(dialect: str, body: object) -> dict[str, AttributeValue]:
+    """The ``gen_ai.request.*`` attributes a request body sets (max_tokens, temperature...)."""
+    if not isinstance(body, Mapping):
+        return {}
+    params: dict[str, AttributeValue] = {}
+    for name, paths in _PARAMS.get(dialect, {}).items():
+        for path in paths:
+            value = _attribute(_dig(body, path))
+            if value is not None:
+                params[name] = value
+                break
+    return params
+
+
+def describe_body(
+    method: str, url: str, body: object, base_url: object, *, stream: bool | None = None
+) -> Call | None:
+    """The :class:`Call` of a Stainless-style request (openai, anthropic): path + JSON body."""
+    dialect = detect_dialect(method, url)
+    if dialect is None:
+        return None
+    fields: Mapping[str, Any] = body if isinstance(body, Mapping) else {}
+    model = fields.get("model")
+    address, port = server_of(base_url)
+    return Call(
+        dialect=dialect,
+        request_model=model if isinstance(model, str) else None,
+        server_address=address,
+        server_port=port,
+        stream=fields.get("stream") is True if stream is None else stream,
+        params=request_params(dialect, fields),
+    )
+
+
+# --- lazy patching ---------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Patch:
+    """One wrapt wrapper for ``module``'s ``target`` (``"Class.method"``)."""
+
+    module: str
+    target: str
+    wrapper: Callable[..., Any]
+
+
+class PatchSet:
+    """One SDK's patches: applied when (and if) its modules are imported, undone on demand.
+
+    Importing tooltap imports no SDK: a post-import hook applies the patches when
+    the app imports the module (at once if it already has). A target missing from
+    the installed version is logged and skipped, never raised.
+    """
+
+    def __init__(self, patches: Sequence[Patch]) -> None:
+        self._patches = tuple(patches)
+        self._handles: dict[Patch, object] = {}
+        self._hooked: set[str] = set()
+        self._active = False
+
+    def install(self) -> None:
+        """Patch now what is imported, and the rest when it is imported."""
+        self._active = True
+        for name in dict.fromkeys(p.module for p in self._patches):
+            module = sys.modules.get(name)
+            if module is not None:
+                self._apply(module)
+            if name not in self._hooked:
+                self._hooked.add(name)
+                wrapt.register_post_import_hook(self._apply, name)
+
+    def uninstall(self) -> None:
+        """Remove our wrappers (only ours); the import hooks stay but do nothing."""
+        self._active = False
+        for patch, handle in list(self._handles.items()):
+            module = sys.modules.get(patch.module)
+            if module is not None:
+                quietly(wrapt.unwrap_object, module, patch.target, handle, missing_ok=True)
+            del self._handles[patch]
+
+    @property
+    def applied(self) -> tuple[str, ...]:
+        """The ``module:target`` of every patch in place (for tests and diagnostics)."""
+        return tuple(f"{p.module}:{p.target}" for p in self._handles)
+
+    def _apply(self, module: Any) -> None:
+        if not self._active:
+            return
+        for patch in self._patches:
+            if patch.module != module.__name__ or patch in self._handles:
+                continue
+            try:
+                wrapt.resolve_path(module, patch.target)
+            except (AttributeError, wrapt.PathResolutionError):
+                _log.debug("tooltap: %s.%s not found; skipped", patch.module, patch.target)
+                continue
+            handle = quietly(wrapt.wrap_function_wrapper, module, patch.target, patch.wrapper)
+            if handle is not None:
+                self._handles[patch] = handle

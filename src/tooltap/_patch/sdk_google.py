@@ -1,0 +1,71 @@
+"""google-genai: one operation per model request, all tenacity retries included.
+
+The logical call is ``BaseApiClient._request`` / ``_async_request`` in
+``google.genai._api_client``: it runs tenacity's retry loop around
+``_request_once`` (each attempt is one send that the transport tap records), and
+``models.generate_content``, ``generate_content_stream`` (sync and async, httpx2
+or aiohttp) all reach it. ``generate_content`` itself is not the unit: with
+automatic function calling it sends one request per model turn (running the
+Python tools in between), and with automatic continuation one per hop; each of
+those is its own inference with its own span. Only ``:generateContent`` and
+``:streamGenerateContent`` POSTs are observed. Streamed bodies are read after the
+call returns (``segments()``), so the tap holds the operation until they end.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+from urllib.parse import urlsplit
+
+from .._core.detect import detect_dialect
+from .._telemetry.telemetry import Telemetry
+from .sdk_common import Call, Patch, PatchSet, arg, request_params, server_of, wrappers
+
+__all__ = ["PATCHES", "install", "uninstall"]
+
+
+def _model(url: str) -> str | None:
+    """``gemini-x`` from ``.../models/gemini-x:generateContent`` (Gemini or Vertex paths)."""
+    last = urlsplit(url).path.rsplit("/", 1)[-1]
+    model = last.split(":", 1)[0]
+    return model or None
+
+
+def _describe(instance: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Call | None:
+    # _request(self, http_request, http_options=None, stream=False); same for _async_request
+    request = arg(args, kwargs, 0, "http_request")
+    url = str(request.url)
+    dialect = detect_dialect(str(request.method), url)
+    if dialect is None:
+        return None
+    body = request.data if isinstance(request.data, Mapping) else {}
+    address, port = server_of(url)
+    return Call(
+        dialect=dialect,
+        request_model=_model(url),
+        server_address=address,
+        server_port=port,
+        stream=bool(arg(args, kwargs, 2, "stream")),
+        params=request_params(dialect, body),
+    )
+
+
+_sync, _async = wrappers(_describe)
+
+PATCHES = PatchSet(
+    (
+        Patch("google.genai._api_client", "BaseApiClient._request", _sync),
+        Patch("google.genai._api_client", "BaseApiClient._async_request", _async),
+    )
+)
+
+
+def install(tel: Telemetry) -> None:
+    """Patch google-genai now or when it is imported (``tel`` is read per call instead)."""
+    PATCHES.install()
+
+
+def uninstall() -> None:
+    """Remove tooltap's google-genai wrappers."""
+    PATCHES.uninstall()

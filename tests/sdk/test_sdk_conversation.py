@@ -1,0 +1,76 @@
+"""The lookup conversation through each real SDK: one inference span per call, tool spans per id.
+
+For openai chat, openai responses, anthropic (with and without its own tracing) and
+google-genai; sync and async clients; streamed (the SDKs' stream helpers) and not.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from opentelemetry.trace import SpanKind
+from sdk_drivers import DRIVERS
+
+from tooltap.simulator import Simulator
+
+MODES = [
+    pytest.param(sync, stream, id=f"{'sync' if sync else 'async'}-{'stream' if stream else 'json'}")
+    for sync in (True, False)
+    for stream in (False, True)
+]
+
+
+@pytest.mark.parametrize("name", list(DRIVERS))
+@pytest.mark.parametrize(("sync", "stream"), MODES)
+async def test_lookup_conversation(
+    otel: Any, sim: Simulator, name: str, sync: bool, stream: bool
+) -> None:
+    driver = DRIVERS[name]
+    client = driver.client(sim, sync=sync, tracer_provider=otel.tracer_provider)
+
+    turn = await driver.turn1(client, stream)
+
+    # Turn 1: one inference span, ended, with the request's attributes.
+    (first,) = otel.inference_spans()
+    attrs = dict(first.attributes or {})
+    assert first.kind is SpanKind.CLIENT
+    assert attrs["gen_ai.operation.name"] == ("generate_content" if name == "google" else "chat")
+    assert attrs["gen_ai.provider.name"] == driver.provider
+    assert attrs["gen_ai.request.model"] == driver.model
+    assert attrs["gen_ai.request.stream"] is stream
+    assert attrs["server.address"] == "127.0.0.1"
+    assert attrs["server.port"] == int(sim.url.rsplit(":", 1)[1])
+    for key, value in driver.params.items():
+        assert attrs[key] == value, key
+    assert attrs["gen_ai.response.finish_reasons"] == ("tool_call",)
+    assert "error.type" not in attrs
+    if name == "anthropic.traced":  # anthropic's own span, adopted: still exactly one
+        assert first.instrumentation_scope.name == "com.anthropic.sdk.python"
+    else:
+        assert first.instrumentation_scope.name == "tooltap"
+
+    # The calls tooltap reported are the ones the SDK assembled, in order.
+    assert otel.received() == turn.calls
+    assert [args["key"] for _, _, args in turn.calls] == ["height", "weight"]
+    assert otel.tool_spans() == []  # still open: no result sent yet
+
+    text = await driver.turn2(client, stream, turn)
+    assert "170" in text and "70 kg" in text
+
+    second = [s for s in otel.inference_spans() if s is not first]
+    assert len(second) == 1
+    tools = otel.tool_spans()
+    assert sorted(s.attributes["gen_ai.tool.call.id"] for s in tools) == sorted(
+        cid for cid, _, _ in turn.calls
+    )
+    for span in tools:
+        assert span.name == "execute_tool lookup_demo_value"
+        assert span.parent is not None and span.parent.span_id == first.context.span_id
+        assert span.attributes["tooltap.result"] == "ok"
+    linked = {link.context.span_id for link in second[0].links}
+    assert linked == {s.context.span_id for s in tools}
+
+    assert otel.total("tooltap.tool_calls", tooltap__outcome="ok") == 2
+    assert otel.total("tooltap.tool_results", tooltap__result="ok") == 2
+    assert otel.total("gen_ai.client.operation.duration") == 2
