@@ -527,3 +527,58 @@ def test_connection_refused() -> None:
     exc = _raised(lambda: client.chat.completions.create(model="m", messages=[]))
     assert isinstance(exc, openai.APIConnectionError)
     assert classify_error(None, {}, None, exc).error_type == "connection_error"
+
+
+# --- error events inside 200 streams, through the dialect reducers -----------------------
+
+STREAM_ERROR_EVENTS = [
+    (
+        "anthropic.messages",
+        (
+            b'event: message_start\ndata: {"type":"message_start","message":{"id":"m","type":'
+            b'"message","role":"assistant","model":"c","content":[],"usage":{"input_tokens":1,'
+            b'"output_tokens":1}}}\n\nevent: error\ndata: {"type":"error","error":{"type":'
+            b'"overloaded_error","message":"Overloaded"}}\n\n'
+        ),
+        "overloaded",
+    ),
+    (
+        "openai.responses",
+        (
+            b'event: error\ndata: {"type":"error","code":"rate_limit_exceeded","message":'
+            b'"Rate limit reached","param":null,"sequence_number":1}\n\n'
+        ),
+        "rate_limited",
+    ),
+    (
+        "openai.responses",
+        (
+            b'event: response.failed\ndata: {"type":"response.failed","response":{"id":"r",'
+            b'"status":"failed","error":{"code":"server_error","message":"boom"},"output":[]}}\n\n'
+        ),
+        "server_error",
+    ),
+    (
+        "openai.chat",
+        b'data: {"error":{"message":"The server had an error","type":"server_error"}}\n\n',
+        "server_error",
+    ),
+    (
+        "google.genai",
+        (
+            b'data: {"error":{"code":503,"message":"The model is overloaded.","status":'
+            b'"UNAVAILABLE"}}\r\n\r\n'
+        ),
+        "overloaded",
+    ),
+]
+
+
+@pytest.mark.parametrize(("dialect", "body", "expected"), STREAM_ERROR_EVENTS)
+def test_stream_error_events_class_as_the_provider_says(
+    dialect: str, body: bytes, expected: str
+) -> None:
+    parsed = tooltap.parse_response(body, dialect)
+    classes = [classify_problem(p) for p in parsed.problems if p.kind == "error_event"]
+    assert [c.error_type for c in classes if c is not None] == [expected]
+    assert all(c is not None and c.retryable for c in classes)

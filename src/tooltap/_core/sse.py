@@ -30,17 +30,17 @@ class SSEParser:
     """
 
     __slots__ = (
+        "_data",
+        "_discarding",
+        "_event",
+        "_head",
+        "_id",
         "_parts",
         "_pending",
-        "_skip_lf",
-        "_event",
-        "_data",
         "_size",
-        "_id",
-        "_discarding",
-        "_head",
-        "max_event_bytes",
+        "_skip_lf",
         "dropped_events",
+        "max_event_bytes",
     )
 
     def __init__(self, max_event_bytes: int = 8 * 1024 * 1024) -> None:
@@ -64,7 +64,7 @@ class SSEParser:
                 self._head = head  # could still be a BOM cut between chunks
                 return []
             self._head = None
-            data = head[len(_BOM) :] if head.startswith(_BOM) else head
+            data = head.removeprefix(_BOM)
         if self._skip_lf and data:
             self._skip_lf = False
             if data[:1] == b"\n":
@@ -156,7 +156,6 @@ class SSEParser:
             self._data.append(value)
         elif name == b"event":
             self._event = value.decode("utf-8", "replace")
-        elif name == b"id":
-            if b"\0" not in value:
-                self._id = value.decode("utf-8", "replace")
+        elif name == b"id" and b"\0" not in value:
+            self._id = value.decode("utf-8", "replace")
         # "retry" and unknown fields are ignored, as the spec says.
