@@ -7,4 +7,4 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent.parent / "telemetry"))
 
-from tt_support import rec, recorder, sim  # noqa: E402, F401
+from tt_support import rec, recorder, sim  # noqa: F401

@@ -7,8 +7,8 @@ abandoned and garbage-collected.
 from __future__ import annotations
 
 import gc
-from contextlib import aclosing, closing
 import logging
+from contextlib import aclosing, closing
 from typing import Any
 
 import pytest

@@ -111,7 +111,9 @@ async def test_unsupported_encoding_is_a_problem_not_a_parse(rec: Recorder) -> N
     assert seen == [b"\x8b\x00opaque"]
     assert rec.of(tooltap.ToolCallReceived) == []
     (span,) = rec.inference()
-    assert [dict(e.attributes or {})["tooltap.problem.kind"] for e in span.events] == ["unexpected_shape"]
+    assert [dict(e.attributes or {})["tooltap.problem.kind"] for e in span.events] == [
+        "unexpected_shape"
+    ]
     assert rec.total("tooltap.stream.problems", tooltap__problem__kind="unexpected_shape") == 1
 
 
@@ -143,7 +145,9 @@ async def test_error_status_streamed_body_is_classified_when_read(rec: Recorder)
                      tooltap__retryable=False) == 1  # fmt: skip
 
 
-def test_feed_failure_is_contained_and_counted(rec: Recorder, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_feed_failure_is_contained_and_counted(
+    rec: Recorder, monkeypatch: pytest.MonkeyPatch
+) -> None:
     from tooltap._telemetry.operation import Operation
 
     def explode(self: Operation, calls: Any) -> None:

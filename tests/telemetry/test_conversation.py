@@ -33,12 +33,14 @@ async def test_seed_conversation(
     assert status == 200
     calls = list(tooltap.parse_response(raw, dialect).calls)  # what the app assembled
     assert sorted(c.args["key"] for c in calls) == ["height", "weight"]
-    assert [(e.call.call_id, e.call.name, e.call.args) for e in rec.of(tooltap.ToolCallReceived)] == [
-        (c.call_id, c.name, c.args) for c in calls
-    ]
+    assert [
+        (e.call.call_id, e.call.name, e.call.args) for e in rec.of(tooltap.ToolCallReceived)
+    ] == [(c.call_id, c.name, c.args) for c in calls]
     assert rec.tools() == []  # open until the results are sent
 
-    status, raw = await exchange(is_async, lib, target, second_body(dialect, first, calls), stream=stream)
+    status, raw = await exchange(
+        is_async, lib, target, second_body(dialect, first, calls), stream=stream
+    )
     assert status == 200, raw
     assert b"170" in raw and b"70" in raw
 
@@ -65,7 +67,9 @@ async def test_seed_conversation(
         assert a["gen_ai.provider.name"] == provider
         assert span.end_time is not None and span.end_time >= turn2.start_time
     assert {link.context.span_id for link in turn2.links} == {t.context.span_id for t in tools}
-    assert all(dict(link.attributes or {}) == {"tooltap.link": "tool_result"} for link in turn2.links)
+    assert all(
+        dict(link.attributes or {}) == {"tooltap.link": "tool_result"} for link in turn2.links
+    )
 
     assert rec.total("tooltap.tool_calls", tooltap__outcome="ok", gen_ai__tool__name=TOOL) == 2
     assert rec.total("tooltap.tool_results", tooltap__result="ok") == 2

@@ -190,7 +190,9 @@ async def apost(lib: str, target: str, body: Any, *, stream: bool,
     return response.status_code, b"".join(seen)
 
 
-async def exchange(is_async: bool, lib: str, target: str, body: Any, **kwargs: Any) -> tuple[int, bytes]:
+async def exchange(
+    is_async: bool, lib: str, target: str, body: Any, **kwargs: Any
+) -> tuple[int, bytes]:
     """``post`` or ``apost``."""
     if is_async:
         return await apost(lib, target, body, **kwargs)

@@ -64,6 +64,7 @@ class _Open:
     started: float
     key: Key | None = None
     handled: bool = field(default=False)
+    handler_error: str | None = None
 
     @property
     def context(self) -> SpanContext:
@@ -258,9 +259,10 @@ class Lifecycle:
         duration = time.monotonic() - entry.started
         span = entry.span
         span.set_attribute(sc.TOOLTAP_RESULT, result)
-        error_type = {sc.RESULT_ERROR: sc.ERROR_TOOL, sc.RESULT_ORPHANED: sc.RESULT_ORPHANED}.get(
-            result, entry.outcome if entry.outcome != sc.RESULT_OK else None
-        )
+        error_type = {
+            sc.RESULT_ERROR: entry.handler_error or sc.ERROR_TOOL,
+            sc.RESULT_ORPHANED: sc.RESULT_ORPHANED,
+        }.get(result, entry.outcome if entry.outcome != sc.RESULT_OK else None)
         if error_type is not None:
             span.set_attribute(sc.ERROR_TYPE, error_type)
         if is_error:
@@ -324,23 +326,25 @@ def _group(refs: tuple[ToolResultRef, ...]) -> dict[str | Key, list[ToolResultRe
 class Execution:
     """The handler run of one call, recorded on its ``execute_tool`` span."""
 
-    __slots__ = ("_capture", "_span", "_started")
+    __slots__ = ("_capture", "_entry", "_started")
 
-    def __init__(self, span: Span | None, capture: bool) -> None:
-        self._span = span
+    def __init__(self, entry: _Open | None, capture: bool) -> None:
+        self._entry = entry
         self._started = time.monotonic()
         self._capture = capture
 
     def record_result(self, output: Any, *, is_error: bool, error_type: str | None = None) -> None:
         """Record the handler's outcome (never raises)."""
-        span = self._span
-        if span is None:
+        entry = self._entry
+        if entry is None:
             return
+        span = entry.span
         try:
             span.set_attribute(sc.TOOLTAP_HANDLER_DURATION, time.monotonic() - self._started)
             if is_error:
-                span.set_attribute(sc.ERROR_TYPE, error_type or sc.ERROR_TOOL)
-                span.set_status(Status(StatusCode.ERROR, error_type or sc.ERROR_TOOL))
+                entry.handler_error = error_type or sc.ERROR_TOOL
+                span.set_attribute(sc.ERROR_TYPE, entry.handler_error)
+                span.set_status(Status(StatusCode.ERROR, entry.handler_error))
             if self._capture:
                 span.set_attribute(sc.GEN_AI_TOOL_CALL_RESULT, to_json(output))
         except Exception as exc:  # noqa: BLE001
@@ -367,7 +371,7 @@ def _open_execution(tel: Telemetry, call: ToolCall, side_effects: bool) -> Execu
         )
     entry.handled = True
     entry.span.set_attribute(sc.TOOLTAP_SIDE_EFFECTS, side_effects)
-    return Execution(entry.span, tel.config.content_on_span)
+    return Execution(entry, tel.config.content_on_span)
 
 
 @contextmanager

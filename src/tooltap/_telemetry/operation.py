@@ -272,7 +272,10 @@ class Operation:
         if parsed.model:
             self._set(sc.GEN_AI_RESPONSE_MODEL, parsed.model)
         if parsed.finish_reason:
-            self._set(sc.GEN_AI_RESPONSE_FINISH_REASONS, [sc.finish_reason(parsed.finish_reason, bool(parsed.calls))])
+            self._set(
+                sc.GEN_AI_RESPONSE_FINISH_REASONS,
+                [sc.finish_reason(parsed.finish_reason, bool(parsed.calls))],
+            )
         usage = parsed.usage
         if usage is None:
             return
