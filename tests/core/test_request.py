@@ -466,6 +466,18 @@ def test_malformed_bodies_become_problems(dialect: str, body: Any) -> None:
     assert {p.kind for p in info.problems} == {"unexpected_shape"}
 
 
+@pytest.mark.parametrize("dialect", DIALECTS)
+def test_absurdly_deep_bodies_become_problems(dialect: str) -> None:
+    deep = b'{"tools": ' + b"[" * 100_000 + b"]" * 100_000 + b"}"
+    assert [p.kind for p in parse_request(deep, dialect).problems] == ["unexpected_shape"]
+    nested: dict[str, Any] = {"type": "OBJECT"}
+    for _ in range(2000):
+        nested = {"type": "OBJECT", "properties": {"x": nested}}
+    body = {"tools": [{"functionDeclarations": [{"name": "f", "parameters": nested}]}]}
+    info = parse_request(body, "google.genai")  # recursion inside a reader: still total
+    assert info.dialect == "google.genai"
+
+
 def test_unknown_dialect_is_a_programming_error() -> None:
     with pytest.raises(ValueError, match="unknown dialect"):
         parse_request({}, "openai.completions")

@@ -172,24 +172,24 @@ def _classify(
 
 
 def _kind(status: int | None, info: _ErrorBody, exc: BaseException | None) -> str:
-    from_body = info.kind()
-    if from_body == "content_filter":
+    named = info.kinds()
+    if "content_filter" in named:
         return "content_filter"
     if status in (None, 200, 400, 402, 403, 429) and info.out_of_balance():
         return "insufficient_balance"
     if status == 402:
         return "insufficient_balance"
-    if status == 529 or from_body == "overloaded" and status in (None, 200, 503, 529):
+    if status == 529 or "overloaded" in named and status in (None, 200, 503):
         return "overloaded"
     if status == 503 and "overloaded" in info.message.lower():
         return "overloaded"
-    if status == 400 and "auth_error" in info.kinds():  # Google: a bad key is a 400
+    if status == 400 and "auth_error" in named:  # Google: a bad key is a 400
         return "auth_error"
     by_status = _by_status(status)
     if by_status is not None:
         return by_status
-    if from_body is not None:
-        return from_body
+    if named:
+        return named[0]
     if exc is not None:
         return _by_exception_name(exc)
     return "_OTHER"
@@ -293,9 +293,6 @@ class _ErrorBody:
     def kinds(self) -> list[str]:
         """The error_types the body's tokens name, most specific first."""
         return [_TOKENS[t] for t in self.tokens if t in _TOKENS]
-
-    def kind(self) -> str | None:
-        return next(iter(self.kinds()), None)
 
     def out_of_balance(self) -> bool:
         if any(_TOKENS.get(t) == "insufficient_balance" for t in self.tokens):

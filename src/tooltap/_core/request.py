@@ -66,7 +66,7 @@ def parse_request(body: bytes | str | Mapping[str, Any], dialect: str) -> Reques
     if isinstance(body, str):
         try:
             body = json.loads(body)
-        except ValueError as exc:
+        except (ValueError, RecursionError) as exc:  # RecursionError: absurdly deep JSON
             return RequestInfo(
                 dialect, problems=(Problem("unexpected_shape", detail=f"body: {exc}"),)
             )
