@@ -500,7 +500,21 @@ def test_body_error_length_and_bad_shapes() -> None:
     assert kinds(openai_chat.parse_body([1, 2], limits)) == ["unexpected_shape"]
     assert kinds(
         openai_chat.parse_body({"choices": [{"message": {"tool_calls": "x"}}]}, limits)
-    ) == ["unexpected_shape"]
+    ) == ["truncated_stream", "unexpected_shape"]
+
+
+def test_body_without_finish_reason_is_an_unfinished_snapshot() -> None:
+    """An SDK's snapshot of a stream cut early has no finish_reason: not complete."""
+    snapshot = {
+        "choices": [{"index": 0, "message": {"tool_calls": [
+            {"id": "a", "type": "function", "function": {"name": "f", "arguments": '{"k": 1}'}},
+        ]}}],
+    }
+    parsed = openai_chat.parse_body(snapshot, tooltap.Limits())
+    assert not parsed.complete
+    assert kinds(parsed) == ["truncated_stream"]
+    done = {"choices": [{**snapshot["choices"][0], "finish_reason": "tool_calls"}]}
+    assert openai_chat.parse_body(done, tooltap.Limits()).complete
 
 
 def test_error_detail_never_carries_a_key() -> None:

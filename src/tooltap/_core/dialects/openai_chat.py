@@ -281,11 +281,18 @@ def parse_body(body: Any, limits: Limits) -> Parsed:
     if choices is not None and not isinstance(choices, list):
         out.shape(f"choices is {type(choices).__name__}, not a list")
         choices = None
+    complete = True
     for pos, choice in enumerate(choices or ()):
         if not isinstance(choice, dict):
             out.shape(f"choice is {type(choice).__name__}, not an object")
             continue
         reason = choice.get("finish_reason")
+        if reason is None and complete:
+            # No API sends this: it is an SDK snapshot of a stream that stopped early.
+            complete = False
+            out.problems.append(
+                Problem("truncated_stream", detail="choice without finish_reason")
+            )
         if isinstance(reason, str) and reason:
             if pos == 0:
                 out.finish_reason = reason
@@ -307,7 +314,7 @@ def parse_body(body: Any, limits: Limits) -> Parsed:
         if legacy is not None:
             call = _body_function(PendingCall(), legacy, "function_call")
             out.settle(call)
-    return out.parsed(True)
+    return out.parsed(complete)
 
 
 def _body_call(tc: Any) -> PendingCall:
