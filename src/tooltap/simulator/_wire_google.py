@@ -25,8 +25,9 @@ _ERRORS: dict[str, tuple[str, str]] = {
     "insufficient_balance": (
         "RESOURCE_EXHAUSTED",
         (
-            "You exceeded your current quota, please check your plan and billing details. For more "
-            "information on this error, head to: https://ai.google.dev/gemini-api/docs/rate-limits."
+            # Gemini's prepaid-billing wording; its plain per-minute 429 also says "quota".
+            "Your prepayment credits are depleted. Please go to AI Studio at "
+            "https://ai.studio/projects to manage your project and billing."
         ),
     ),
     "server_error": (
