@@ -1,0 +1,27 @@
+"""The ``tooltap`` command."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+
+def main(argv: list[str] | None = None) -> int:
+    """``tooltap demo [--serve] [--port N]``."""
+    parser = argparse.ArgumentParser(prog="tooltap", description=__doc__)
+    commands = parser.add_subparsers(dest="command", required=True)
+    demo = commands.add_parser(
+        "demo", help="run agents for every SDK, auto-instrumented, against the simulator"
+    )
+    demo.add_argument("--serve", action="store_true",
+                      help="keep the Prometheus /metrics endpoint up after the run")
+    demo.add_argument("--port", type=int, default=None,
+                      help="Prometheus port (default: $TOOLTAP_PROMETHEUS_PORT, or 9464 with --serve)")
+    args = parser.parse_args(argv)
+    from ._demo import run_demo
+
+    return run_demo(serve=args.serve, port=args.port)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,108 @@
+"""Collect what the demo's telemetry recorded and print it per call id."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any, TextIO
+
+from opentelemetry.sdk.trace import ReadableSpan, SpanProcessor
+
+import tooltap
+
+from .._telemetry import semconv as sc
+
+_PROVIDER_OF_DIALECT = {"openai.chat": "openai", "openai.responses": "openai",
+                        "anthropic.messages": "anthropic", "google.genai": "google"}
+
+
+class SpanCollector(SpanProcessor):
+    """Keeps every ended span in memory (the demo is short-lived)."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self.spans: list[ReadableSpan] = []
+
+    def on_end(self, span: ReadableSpan) -> None:
+        with self._lock:
+            self.spans.append(span)
+
+    def ended(self) -> list[ReadableSpan]:
+        with self._lock:
+            return list(self.spans)
+
+
+class ProblemCollector:
+    """A tooltap listener keeping broken calls and results that answered no open call."""
+
+    def __init__(self) -> None:
+        self.problems: list[tooltap.ToolCallProblem] = []
+        self.stray_results: list[tooltap.ToolResultSent] = []
+
+    def __call__(self, event: Any) -> None:
+        if isinstance(event, tooltap.ToolCallProblem):
+            self.problems.append(event)
+        elif isinstance(event, tooltap.ToolResultSent) and event.outcome != "ok":
+            self.stray_results.append(event)
+
+
+@dataclass(frozen=True)
+class Row:
+    provider: str
+    tool: str
+    call_id: str
+    outcome: str
+    turnaround: str
+
+
+def call_rows(spans: Sequence[ReadableSpan], problems: Sequence[tooltap.ToolCallProblem]) -> list[Row]:
+    """One row per tool call id: each ``execute_tool`` span, then each broken call."""
+    rows = []
+    for span in sorted(spans, key=lambda s: s.start_time or 0):
+        attrs = span.attributes or {}
+        if attrs.get(sc.GEN_AI_OPERATION_NAME) != sc.OPERATION_EXECUTE_TOOL:
+            continue
+        seconds = ((span.end_time or 0) - (span.start_time or 0)) / 1e9
+        rows.append(Row(
+            str(attrs.get(sc.GEN_AI_PROVIDER_NAME, "?")),
+            str(attrs.get(sc.GEN_AI_TOOL_NAME, "?")),
+            str(attrs.get(sc.GEN_AI_TOOL_CALL_ID) or "(no id)"),
+            str(attrs.get(sc.TOOLTAP_RESULT, "?")),
+            f"{seconds * 1000:.1f} ms",
+        ))
+    for event in problems:
+        p = event.problem
+        if p.call_index is None:
+            continue
+        rows.append(Row(_PROVIDER_OF_DIALECT.get(event.dialect, event.dialect), p.name or "?",
+                        p.call_id or "(no id)", p.kind, "never a call"))
+    return rows
+
+
+def stream_problems(problems: Sequence[tooltap.ToolCallProblem]) -> list[str]:
+    """Response-level problems (truncated stream, error event...), one line each."""
+    return [f"{e.dialect}: {e.problem.kind} {e.problem.detail[:60]}".rstrip()
+            for e in problems if e.problem.call_index is None]
+
+
+def print_table(out: TextIO, headers: Sequence[str], rows: Sequence[Sequence[str]]) -> None:
+    """A plain aligned text table."""
+    widths = [max(len(h), *(len(r[i]) for r in rows)) if rows else len(h)
+              for i, h in enumerate(headers)]
+    line = "  ".join(h.ljust(w) for h, w in zip(headers, widths))
+    print(line, file=out)
+    print("  ".join("-" * w for w in widths), file=out)
+    for row in rows:
+        print("  ".join(c.ljust(w) for c, w in zip(row, widths)), file=out)
+
+
+def inference_summary(spans: Sequence[ReadableSpan]) -> tuple[int, int, int]:
+    """(inference spans, spans with an error, retries) over the run."""
+    inference = [s for s in spans
+                 if (s.attributes or {}).get(sc.GEN_AI_OPERATION_NAME) != sc.OPERATION_EXECUTE_TOOL
+                 and (s.attributes or {}).get(sc.GEN_AI_PROVIDER_NAME)]
+    failed = sum(1 for s in inference if (s.attributes or {}).get(sc.ERROR_TYPE))
+    retries = sum(int((s.attributes or {}).get(sc.HTTP_REQUEST_RESEND_COUNT, 0) or 0)
+                  for s in inference)
+    return len(inference), failed, retries

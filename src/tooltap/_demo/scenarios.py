@@ -1,0 +1,59 @@
+"""The demo's scripted mix: healthy turns for every SDK, then the faults users meet."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+DIALECT_ORDER = ("openai.chat", "openai.responses", "anthropic.messages", "google.genai")
+
+
+@dataclass(frozen=True)
+class Scenario:
+    """One conversation the demo runs: which agent, how, and what goes wrong.
+
+    ``fault`` is queued in the simulator ``times`` times before the conversation
+    starts, so the first request (and its retries, if ``times`` > 1) meet it.
+    """
+
+    label: str
+    dialect: str
+    stream: bool
+    fault: str | None = None
+    params: dict[str, Any] = field(default_factory=dict)
+    times: int = 1
+    abandon: bool = False
+    resend: bool = False
+    force_tool: bool = False
+    expect: str = "answer"  # what a correct harness ends with: "answer" or "failure"
+
+
+def _healthy() -> list[Scenario]:
+    return [
+        Scenario(f"{dialect} {'stream' if stream else 'whole'}", dialect, stream)
+        for dialect in DIALECT_ORDER
+        for stream in (False, True)
+    ]
+
+
+SCENARIOS: tuple[Scenario, ...] = (
+    *_healthy(),
+    Scenario("google.genai stream, calls without ids", "google.genai", True, fault="no_ids"),
+    Scenario("openai.chat stream cut inside arguments", "openai.chat", True,
+             fault="truncate_args", expect="failure"),
+    Scenario("anthropic overloaded_error mid-stream", "anthropic.messages", True,
+             fault="error_event", expect="failure"),
+    Scenario("openai.responses 429, retried after Retry-After", "openai.responses", False,
+             fault="rate_limit", params={"retry_after": 0.2}),
+    Scenario("google.genai 429 insufficient balance", "google.genai", False,
+             fault="insufficient_balance", expect="failure"),
+    Scenario("anthropic 529 overloaded, retries exhausted", "anthropic.messages", False,
+             fault="overloaded", times=3, expect="failure"),
+    Scenario("openai.chat invalid JSON arguments", "openai.chat", False,
+             fault="invalid_json_args"),
+    Scenario("anthropic call never answered (orphaned)", "anthropic.messages", False,
+             abandon=True),
+    Scenario("openai.chat results re-sent (duplicate)", "openai.chat", False, resend=True),
+    Scenario("openai.chat forced tool_choice ignored", "openai.chat", False,
+             fault="ignore_tool_choice", force_tool=True),
+)
