@@ -226,7 +226,7 @@ async def _attempts(tool: Tool, call: ToolCall, threaded: bool) -> Outcome:
                 spent += time.perf_counter() - start
                 failure = exc
                 text = f"The tool {call.name!r} failed: {type(exc).__name__}: {exc}"
-                text, error_type = text[:_MAX_ERROR_TEXT], type(exc).__qualname__
+                text, error_type = text[:_MAX_ERROR_TEXT], type(exc).__name__
                 delay = next(delays, None)
                 if delay is None:
                     break

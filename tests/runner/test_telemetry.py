@@ -1,0 +1,143 @@
+"""With tooltap instrumented, each call id has ONE execute_tool span carrying the handler run."""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any
+
+import pytest
+from loops import LOOPS
+from opentelemetry.sdk.metrics import MeterProvider
+from opentelemetry.sdk.metrics.export import InMemoryMetricReader
+from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
+from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+from opentelemetry.trace import StatusCode
+
+import tooltap
+from tooltap import RetryPolicy, ToolRegistry
+from tooltap._runner._observe import ATTEMPTS, EVENT_REPLAYED, EVENT_RETRY
+from tooltap.simulator import Simulator
+
+HANDLER_SECONDS = 0.05
+
+
+@contextmanager
+def instrumented(**options: Any) -> Iterator[InMemorySpanExporter]:
+    exporter = InMemorySpanExporter()
+    tracer_provider = TracerProvider()
+    tracer_provider.add_span_processor(SimpleSpanProcessor(exporter))
+    meter_provider = MeterProvider(metric_readers=[InMemoryMetricReader()])
+    tooltap.instrument(tracer_provider=tracer_provider, meter_provider=meter_provider, **options)
+    try:
+        yield exporter
+    finally:
+        tooltap.uninstrument()
+        tracer_provider.shutdown()
+        meter_provider.shutdown()
+
+
+@pytest.fixture
+def spans() -> Iterator[InMemorySpanExporter]:
+    with instrumented() as exporter:
+        yield exporter
+
+
+def tool_spans(exporter: InMemorySpanExporter) -> list[ReadableSpan]:
+    return [
+        s
+        for s in exporter.get_finished_spans()
+        if (s.attributes or {}).get("gen_ai.operation.name") == "execute_tool"
+    ]
+
+
+def slow_lookup(fail_first: int = 0) -> ToolRegistry:
+    reg = ToolRegistry(retry=RetryPolicy(attempts=3, initial_delay=0.001))
+    seen: list[str] = []
+
+    @reg.tool(schema={"type": "object", "properties": {"key": {"type": "string"}}})
+    def lookup_demo_value(key: str) -> str:
+        seen.append(key)
+        time.sleep(HANDLER_SECONDS)
+        if seen.count(key) <= fail_first:
+            raise ConnectionError("busy")
+        return {"height": "170 cm", "weight": "70 kg"}[key]
+
+    return reg
+
+
+@pytest.mark.parametrize("dialect", list(LOOPS))
+def test_one_span_per_call_id_with_the_handler_duration(
+    spans: InMemorySpanExporter, sim: Simulator, dialect: str
+) -> None:
+    conversation = LOOPS[dialect](sim, slow_lookup(fail_first=1)).converse()
+    assert conversation.final_text == "You are 170 cm tall and weigh 70 kg."
+    ids = [c.call_id for c in conversation.steps[0].parsed.calls]
+    found = tool_spans(spans)
+    assert sorted(s.attributes["gen_ai.tool.call.id"] for s in found) == sorted(ids)
+    for span in found:
+        attrs = span.attributes or {}
+        assert attrs["gen_ai.tool.name"] == "lookup_demo_value"
+        assert attrs["tooltap.tool.handler.duration"] >= 2 * HANDLER_SECONDS  # two attempts
+        assert attrs[ATTEMPTS] == 2
+        assert attrs["tooltap.tool.side_effects"] is False
+        assert [e.name for e in span.events].count(EVENT_RETRY) == 1
+        assert span.status.status_code is not StatusCode.ERROR
+        assert "gen_ai.tool.call.result" not in attrs  # content capture is opt-in
+
+
+def test_handler_failure_sets_error_type_on_the_same_span(
+    spans: InMemorySpanExporter, sim: Simulator
+) -> None:
+    reg = ToolRegistry()
+
+    @reg.tool(schema={"type": "object", "properties": {"key": {"type": "string"}}})
+    def lookup_demo_value(key: str) -> str:
+        raise PermissionError("no access")
+
+    conversation = LOOPS["openai.chat"](sim, reg).converse()
+    assert [o.status for o in conversation.results[0].outcomes] == ["error", "error"]
+    found = tool_spans(spans)
+    assert len(found) == 2
+    for span in found:
+        assert span.status.status_code is StatusCode.ERROR
+        assert (span.attributes or {}).get("error.type") == "PermissionError"
+        assert (span.attributes or {})[ATTEMPTS] == 3
+
+
+def test_replayed_call_is_marked_on_its_span(spans: InMemorySpanExporter) -> None:
+    saved: list[Any] = []
+    reg = ToolRegistry()
+    reg.add(lambda key, value: saved.append(value), name="save_measurement", side_effects=True)
+    with Simulator(calls=[("save_measurement", {"key": "weight", "value": 70})]) as sim:
+        loop = LOOPS["anthropic.messages"](sim, reg)
+        response = loop.request()
+        parsed = tooltap.parse_response(response, loop.dialect)
+        first = reg.run_sync(parsed)
+        again = reg.run_sync(parsed)  # the same response delivered twice
+        loop.keep(response)
+        loop.history += again.messages
+        loop.request()
+    assert saved == [70]
+    assert again.outcomes[0].status == "replayed" and first.outcomes[0].status == "ok"
+    (span,) = tool_spans(spans)
+    attrs = span.attributes or {}
+    assert attrs["gen_ai.tool.call.id"] == parsed.calls[0].call_id
+    assert attrs["tooltap.tool.side_effects"] is True
+    assert attrs["tooltap.tool.replayed"] is True
+    assert [e.name for e in span.events] == [EVENT_REPLAYED]
+
+
+def test_arguments_and_results_only_under_the_content_opt_in(sim: Simulator) -> None:
+    with instrumented(capture_content="SPAN_ONLY") as exporter:
+        conversation = LOOPS["openai.responses"](sim, slow_lookup()).converse()
+    outputs = {o.call_id: o.output for o in conversation.results[0].outcomes}
+    found = tool_spans(exporter)
+    assert len(found) == 2
+    for span in found:
+        attrs = span.attributes or {}
+        assert attrs["gen_ai.tool.call.result"] == outputs[attrs["gen_ai.tool.call.id"]]
+        assert json.loads(str(attrs["gen_ai.tool.call.arguments"]))["key"] in ("height", "weight")
