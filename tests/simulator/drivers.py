@@ -19,6 +19,7 @@ from google.genai import types as gtypes
 from tooltap.simulator import Simulator
 
 VALUES = {"height": "170 cm", "weight": "70 kg"}
+_SYNC_CLIENTS: dict[tuple[Any, ...], Any] = {}
 TIMEOUT = 5.0
 
 
@@ -57,10 +58,25 @@ class Driver:
         self.stream = stream
         self.timeout = timeout
         self.options = options  # extra SDK request kwargs (extra_headers, tool_choice...)
+        self._async_clients: dict[bool, Any] = {}
         self.history: list[Any] = self.start()
 
     def start(self) -> list[Any]:
         raise NotImplementedError
+
+    def build(self, sync: bool, variant: bool = False) -> Any:
+        raise NotImplementedError
+
+    def client(self, sync: bool, variant: bool = False) -> Any:
+        """Sync clients are shared (TLS setup makes them slow to build); async ones are per loop."""
+        if not sync:
+            if variant not in self._async_clients:
+                self._async_clients[variant] = self.build(False, variant)
+            return self._async_clients[variant]
+        key = (type(self).__name__, self.sim.url, self.timeout)
+        if key not in _SYNC_CLIENTS:
+            _SYNC_CLIENTS[key] = self.build(True)
+        return _SYNC_CLIENTS[key]
 
     def answer(self, outcome: Outcome, results: list[tuple[str | None, str, str]]) -> None:
         """Append the model turn and the (call_id, name, content) results to the history."""
@@ -88,14 +104,13 @@ class ChatDriver(Driver):
         }
     ]
 
-    def clients(self) -> tuple[openai.OpenAI, openai.AsyncOpenAI]:
-        kw: dict[str, Any] = {
-            "base_url": self.sim.openai_base_url,
-            "api_key": "sk-test",
-            "max_retries": 0,
-            "timeout": self.timeout,
-        }
-        return openai.OpenAI(**kw), openai.AsyncOpenAI(**kw)
+    def build(self, sync: bool, variant: bool = False) -> Any:
+        return (openai.OpenAI if sync else openai.AsyncOpenAI)(
+            base_url=self.sim.openai_base_url,
+            api_key="sk-test",
+            max_retries=0,
+            timeout=self.timeout,
+        )
 
     def start(self) -> list[Any]:
         return [{"role": "user", "content": "How tall am I and how much do I weigh?"}]
@@ -116,7 +131,7 @@ class ChatDriver(Driver):
         return Outcome(calls, message.content or "", message)
 
     def turn(self) -> Outcome:
-        client = self.clients()[0]
+        client = self.client(True)
         if not self.stream:
             return self._outcome(
                 client.chat.completions.create(**self._kwargs()).choices[0].message
@@ -125,7 +140,7 @@ class ChatDriver(Driver):
             return self._outcome(stream.get_final_completion().choices[0].message)
 
     async def aturn(self) -> Outcome:
-        client = self.clients()[1]
+        client = self.client(False)
         if not self.stream:
             done = await client.chat.completions.create(**self._kwargs())
             return self._outcome(done.choices[0].message)
@@ -148,7 +163,7 @@ class ResponsesDriver(Driver):
         }
     ]
 
-    clients = ChatDriver.clients
+    build = ChatDriver.build
 
     def start(self) -> list[Any]:
         return [{"role": "user", "content": "How tall am I and how much do I weigh?"}]
@@ -165,14 +180,14 @@ class ResponsesDriver(Driver):
         return Outcome(calls, response.output_text, response)
 
     def turn(self) -> Outcome:
-        client = self.clients()[0]
+        client = self.client(True)
         if not self.stream:
             return self._outcome(client.responses.create(**self._kwargs()))
         with client.responses.stream(**self._kwargs()) as stream:
             return self._outcome(stream.get_final_response())
 
     async def aturn(self) -> Outcome:
-        client = self.clients()[1]
+        client = self.client(False)
         if not self.stream:
             return self._outcome(await client.responses.create(**self._kwargs()))
         async with client.responses.stream(**self._kwargs()) as stream:
@@ -198,14 +213,13 @@ class AnthropicDriver(Driver):
         }
     ]
 
-    def clients(self) -> tuple[anthropic.Anthropic, anthropic.AsyncAnthropic]:
-        kw: dict[str, Any] = {
-            "base_url": self.sim.anthropic_base_url,
-            "api_key": "sk-ant-test",
-            "max_retries": 0,
-            "timeout": self.timeout,
-        }
-        return anthropic.Anthropic(**kw), anthropic.AsyncAnthropic(**kw)
+    def build(self, sync: bool, variant: bool = False) -> Any:
+        return (anthropic.Anthropic if sync else anthropic.AsyncAnthropic)(
+            base_url=self.sim.anthropic_base_url,
+            api_key="sk-ant-test",
+            max_retries=0,
+            timeout=self.timeout,
+        )
 
     def start(self) -> list[Any]:
         return [{"role": "user", "content": "How tall am I and how much do I weigh?"}]
@@ -225,14 +239,14 @@ class AnthropicDriver(Driver):
         return Outcome(calls, text, message)
 
     def turn(self) -> Outcome:
-        client = self.clients()[0]
+        client = self.client(True)
         if not self.stream:
             return self._outcome(client.messages.create(**self._kwargs()))
         with client.messages.stream(**self._kwargs()) as stream:
             return self._outcome(stream.get_final_message())
 
     async def aturn(self) -> Outcome:
-        client = self.clients()[1]
+        client = self.client(False)
         if not self.stream:
             return self._outcome(await client.messages.create(**self._kwargs()))
         async with client.messages.stream(**self._kwargs()) as stream:
@@ -252,7 +266,9 @@ class AnthropicDriver(Driver):
 class GoogleDriver(Driver):
     dialect = "google.genai"
 
-    def client(self, *, httpx_async: bool = False) -> genai.Client:
+    def build(self, sync: bool, variant: bool = False) -> Any:
+        """``variant``: async over httpx2 instead of the SDK's default aiohttp."""
+        httpx_async = variant
         options = gtypes.HttpOptions(
             base_url=self.sim.google_base_url,
             timeout=int(self.timeout * 1000),
@@ -291,15 +307,13 @@ class GoogleDriver(Driver):
         return {"model": "gemini-2.5-flash", "contents": self.history, "config": self._config()}
 
     def turn(self) -> Outcome:
-        self._client = self.client()  # the SDK closes its HTTP client when the Client is collected
-        models = self._client.models
+        models = self.client(True).models
         if not self.stream:
             return self._outcome([models.generate_content(**self._kwargs())])
         return self._outcome(list(models.generate_content_stream(**self._kwargs())))
 
     async def aturn(self, *, httpx_async: bool = False) -> Outcome:
-        self._client = self.client(httpx_async=httpx_async)
-        models = self._client.aio.models
+        models = self.client(False, httpx_async).aio.models
         if not self.stream:
             return self._outcome([await models.generate_content(**self._kwargs())])
         stream = await models.generate_content_stream(**self._kwargs())

@@ -206,12 +206,12 @@ class ChatWire:
                 chunk({"tool_calls": [{**start, "function": {"name": call.name, "arguments": ""}}]})
             )
             pieces = fragments(call.arguments, fragment)
-            if index == 1:
-                cut = args_cut(events, len(events), len(pieces))
             for piece in pieces:
                 events.append(
                     chunk({"tool_calls": [{"index": index, "function": {"arguments": piece}}]})
                 )
+            if index == 1:
+                cut = args_cut(events, len(events) - len(pieces), len(pieces))
             mark = 3 if index == 0 else mark
         if reply.text:
             events += [chunk({"content": piece}) for piece in fragments(reply.text, fragment)]

@@ -170,8 +170,6 @@ class ResponsesWire:
                 item={**item, "arguments": "", "status": "in_progress"},
             )
             pieces = fragments(call.arguments, fragment)
-            if index == 1:
-                cut = args_cut(events, len(events), len(pieces))
             for piece in pieces:
                 emit(
                     "response.function_call_arguments.delta",
@@ -179,7 +177,10 @@ class ResponsesWire:
                     output_index=index,
                     delta=piece,
                 )
-            mark = len(events) - len(pieces) + 1 if index == 0 else mark
+            first = len(events) - len(pieces)
+            if index == 1:
+                cut = args_cut(events, first, len(pieces))
+            mark = first + 1 if index == 0 else mark
             emit(
                 "response.function_call_arguments.done",
                 item_id=call.item_id,
