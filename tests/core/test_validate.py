@@ -51,6 +51,14 @@ def test_each_schema_error_is_one_problem_with_its_path() -> None:
     assert any(d.startswith("$:") and "extra" in d for d in details)  # additionalProperties
 
 
+def test_schema_violation_never_quotes_the_argument_value() -> None:
+    """Argument values may be secrets: a detail names the rule, not the value."""
+    secret = "sk-canary-0123456789"
+    call = _call("weather", {"city": secret, "days": 2, "units": secret})
+    details = [p.detail for p in validate(call, _info({"weather": SCHEMA}))]
+    assert details and all(secret not in d for d in details)
+
+
 def test_missing_required_argument() -> None:
     (problem,) = validate(_call("weather", {}), _info({"weather": SCHEMA}))
     assert problem.kind == "schema_violation" and "'city' is a required property" in problem.detail

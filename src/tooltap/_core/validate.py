@@ -21,7 +21,7 @@ from .request import TOOL_NAME_RULES, valid_tool_name
 
 __all__ = ["validate"]
 
-_MAX_DETAIL: Final = 500  # a jsonschema message quotes the instance: keep it short
+_MAX_DETAIL: Final = 500
 _NO_REMOTE: Final = referencing.Registry()
 
 
@@ -58,8 +58,16 @@ def validate(call: ToolCall, request_info: RequestInfo) -> list[Problem]:
             return problems
         errors = sorted(compiled.iter_errors(call.args), key=lambda e: list(map(str, e.path)))
         for error in errors:
-            path = error.json_path
-            problem("schema_violation", f"{path}: {_short(error.message)}")
+            # Name the rule from the schema, never quote the value: arguments may hold secrets.
+            rule = json.dumps(error.validator_value, ensure_ascii=False, default=str)
+            detail = f"{error.json_path}: violates {error.validator} {rule}"
+            if error.validator == "required":  # names only the schema's own property
+                detail = f"{error.json_path}: {error.message}"
+            elif error.validator == "additionalProperties" and isinstance(error.instance, dict):
+                allowed = error.schema.get("properties") or {}
+                extra = sorted(str(k) for k in error.instance if k not in allowed)
+                detail += f" (unexpected: {', '.join(extra)})"
+            problem("schema_violation", _short(detail))
     except Exception as exc:  # noqa: BLE001 - e.g. an unresolvable $ref: not the call's fault
         problem("unexpected_shape", f"declared schema of {call.name!r} is unusable: {exc!r}"[:500])
     return problems
