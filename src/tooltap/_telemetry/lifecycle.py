@@ -24,7 +24,7 @@ import time
 from collections import OrderedDict, deque
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Final
 
 from opentelemetry import trace
@@ -63,7 +63,7 @@ class _Open:
     outcome: str
     started: float
     key: Key | None = None
-    handled: bool = field(default=False)
+    handled: bool = False
     handler_error: str | None = None
 
     @property
@@ -243,7 +243,11 @@ class Lifecycle:
                 sc.TOOLTAP_RESULT: result,
             },
         )
-        if result == sc.RESULT_DUPLICATE and inference_span is not None:
+        if (
+            result == sc.RESULT_DUPLICATE
+            and inference_span is not None
+            and inference_span.is_recording()
+        ):
             attributes: dict[str, Any] = {sc.ERROR_TYPE: sc.RESULT_DUPLICATE}
             if ref.call_id is not None:
                 attributes[sc.GEN_AI_TOOL_CALL_ID] = ref.call_id

@@ -111,8 +111,13 @@ class Operation:
         return f"{operation} {self.request_model}" if self.request_model else str(operation)
 
     def _set(self, key: str, value: Any) -> None:
+        """Set an attribute unless the span is no longer recording (an adopted span may end first)."""
         if self.span.is_recording():
             self.span.set_attribute(key, value)
+
+    def _event(self, name: str, attributes: dict[str, Any]) -> None:
+        if self.span.is_recording():
+            self.span.add_event(name, attributes)
 
     # --- attempts --------------------------------------------------------------------------
 
@@ -166,8 +171,9 @@ class Operation:
             declared=request_info.tools,
             inference_span=self.span,
         )
-        for link in links:
-            self.span.add_link(link, {sc.TOOLTAP_LINK: sc.LINK_TOOL_RESULT})
+        if self.span.is_recording():
+            for link in links:
+                self.span.add_link(link, {sc.TOOLTAP_LINK: sc.LINK_TOOL_RESULT})
         if self.tel.config.capture_any and body is not None:
             self._content(sc.GEN_AI_INPUT_MESSAGES, input_messages(self.dialect, body))
 
@@ -181,7 +187,7 @@ class Operation:
             event[sc.HTTP_RESPONSE_STATUS_CODE] = error.status
         if error.retry_after is not None:
             event[sc.TOOLTAP_RETRY_AFTER] = error.retry_after
-        self.span.add_event(sc.EVENT_ATTEMPT_FAILED, event)
+        self._event(sc.EVENT_ATTEMPT_FAILED, event)
         self.tel.instruments.provider_errors.add(
             1,
             {
@@ -303,7 +309,7 @@ class Operation:
             event[sc.GEN_AI_TOOL_NAME] = problem.name
         if problem.detail and self.tel.config.capture_any:  # details may quote arguments
             event[sc.TOOLTAP_PROBLEM_DETAIL] = problem.detail
-        self.span.add_event(sc.EVENT_PROBLEM, event)
+        self._event(sc.EVENT_PROBLEM, event)
 
     def record_closed_early(self) -> None:
         """The app stopped reading the body before its end (not a failure)."""
