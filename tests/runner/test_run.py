@@ -149,9 +149,10 @@ async def test_invalid_and_undeclared_calls_are_never_executed() -> None:
     bad, enum, undeclared, ok = result.outcomes
     assert (bad.status, bad.is_error, bad.attempts) == ("invalid", True, 0)
     assert bad.error_type == "schema_violation"
-    assert "'key' is a required property" in bad.output
+    assert "required" in bad.output and bad.problems[0].detail in bad.output
     assert "kee" in bad.output and "again" in bad.output
-    assert enum.status == "invalid" and "'age' is not one of" in enum.output
+    assert enum.status == "invalid" and enum.problems[0].kind == "schema_violation"
+    assert "$.key" in enum.output and enum.problems[0].detail in enum.output
     assert undeclared.status == "undeclared" and "lookup_demo_value" in undeclared.output
     assert ok.status == "ok"
     ids = [m["tool_call_id"] for m in result.messages]
@@ -338,19 +339,66 @@ async def test_repeated_call_id_in_one_response_is_answered_once() -> None:
     assert [(o.status, o.sent) for o in result.outcomes] == [("ok", True), ("replayed", False)]
 
 
-async def test_pending_entry_left_by_a_crash_is_in_doubt_and_not_repeated(tmp_path: Path) -> None:
-    path = tmp_path / "ledger.db"
-    with tooltap.SQLiteLedger(path) as crashed:
-        crashed.put("call:c1", LedgerEntry("pending", "pay"))  # process died mid-run
+async def test_run_cut_short_mid_effect_is_in_doubt_and_not_repeated(tmp_path: Path) -> None:
+    started = asyncio.Event()
     ran: list[int] = []
-    with tooltap.SQLiteLedger(path) as ledger:
+
+    async def pay(amount: int) -> str:
+        ran.append(amount)
+        started.set()
+        await asyncio.Event().wait()  # the process dies here, confirmation never comes
+        return "paid"
+
+    with tooltap.SQLiteLedger(tmp_path / "ledger.db") as ledger:
         reg = ToolRegistry(ledger=ledger)
-        reg.add(lambda amount: ran.append(amount), name="pay", side_effects=True)
+        reg.add(pay, side_effects=True)
+        task = asyncio.create_task(reg.run([call("pay", {"amount": 5}, "c1")]))
+        await asyncio.wait_for(started.wait(), 1)
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+    with tooltap.SQLiteLedger(tmp_path / "ledger.db") as ledger:  # a new process
+        reg = ToolRegistry(ledger=ledger)
+        reg.add(pay, side_effects=True)
         result = await reg.run([call("pay", {"amount": 5}, "c1")])
-    assert ran == []
+    assert ran == [5]
     outcome = result.outcome("c1")
     assert outcome.status == "in_doubt" and outcome.is_error
     assert "not repeated" in outcome.output
+
+
+async def test_read_only_calls_are_not_stored_and_run_again() -> None:
+    log: list[str] = []
+    reg = lookup_registry(log)
+    await reg.run(seed_calls())
+    again = await reg.run(seed_calls())
+    assert sorted(log) == ["height", "height", "weight", "weight"]
+    assert [o.status for o in again.outcomes] == ["ok", "ok"]
+    assert len(reg.ledger) == 0  # type: ignore[arg-type]
+
+
+async def test_a_reused_call_id_with_other_arguments_is_a_new_call() -> None:
+    saved: list[int] = []
+    reg = ToolRegistry()
+    reg.add(lambda value: saved.append(value) or value, name="save", side_effects=True)
+    first = await reg.run([call("save", {"value": 1}, "call_0")])
+    second = await reg.run([call("save", {"value": 2}, "call_0")])  # ids restart per response
+    assert saved == [1, 2]
+    assert [first.outcomes[0].output, second.outcomes[0].output] == [1, 2]
+
+
+async def test_arguments_the_handler_cannot_take_are_refused_before_running() -> None:
+    ran: list[str] = []
+    reg = ToolRegistry()
+    loose = {"type": "object", "properties": {"key": {"type": "string"}}}
+    reg.add(lambda key: ran.append(key), name="lookup", schema=loose)
+    result = await reg.run(
+        [call("lookup", {"key": "a", "unit": "cm"}, "c1", 0), call("lookup", {}, "c2", 1)]
+    )
+    assert ran == []
+    extra, missing = result.outcomes
+    assert extra.status == "invalid" and "unexpected keyword argument 'unit'" in extra.output
+    assert missing.status == "invalid" and "missing a required argument: 'key'" in missing.output
 
 
 async def test_persistent_ledger_survives_a_restart(tmp_path: Path) -> None:

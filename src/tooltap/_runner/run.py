@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import hashlib
 import inspect
+import json
 import logging
 import time
 from collections.abc import Sequence
@@ -54,7 +56,7 @@ async def run_turn(
         tool = registry.get(call.name)
         if tool is None:
             outcomes[i] = _undeclared(registry, call)
-        elif problems := (unparsed or _validation_problems(call, info)):
+        elif problems := (unparsed or _validation_problems(tool, call, info)):
             outcomes[i] = _invalid(call, problems)
         else:
             jobs.append((i, tool, call))
@@ -105,9 +107,21 @@ def _gather(
     return todo, dialect
 
 
-def _validation_problems(call: ToolCall, info: RequestInfo) -> tuple[Problem, ...]:
-    """Schema problems of a call (``tooltap.validate``), as a tuple."""
-    return tuple(validate(call, info))
+def _validation_problems(tool: Tool, call: ToolCall, info: RequestInfo) -> tuple[Problem, ...]:
+    """Schema problems (``tooltap.validate``), else arguments the handler cannot take."""
+    problems = tuple(validate(call, info))
+    if problems:
+        return problems
+    try:
+        signature = inspect.signature(tool.handler)
+    except (TypeError, ValueError):  # no introspectable signature: let the call decide
+        return ()
+    try:
+        signature.bind(**call.args)
+    except TypeError as exc:
+        detail = f"the arguments do not fit the tool: {exc}"
+        return (Problem("schema_violation", call.index, call.call_id, detail, call.name),)
+    return ()
 
 
 def _undeclared(registry: ToolRegistry, call: ToolCall) -> Outcome:
@@ -127,27 +141,35 @@ def _invalid(call: ToolCall, problems: tuple[Problem, ...]) -> Outcome:
 
 
 def _ledger_keys(tool: Tool, call: ToolCall) -> list[str]:
-    """``call:<id>`` and, with an idempotency key, ``key:<tool>:<key>``."""
-    keys = [f"call:{call.call_id}"] if call.call_id else []
+    """``call:<id>:<fingerprint of name and args>`` and ``key:<tool>:<idempotency key>``.
+
+    The fingerprint keeps a provider that reuses ids across turns (``call_0``...) from
+    having a different call answered with an old result.
+    """
+    keys = []
+    if call.call_id:
+        canonical = json.dumps([call.name, call.args], sort_keys=True, default=str)
+        digest = hashlib.sha256(canonical.encode()).hexdigest()[:16]
+        keys.append(f"call:{call.call_id}:{digest}")
     if tool.idempotency_key is not None:
         keys.append(f"key:{tool.name}:{tool.idempotency_key(dict(call.args))}")
     return keys
 
 
 async def _execute(registry: ToolRegistry, tool: Tool, call: ToolCall, threaded: bool) -> Outcome:
-    """Run one valid call at most once (ledger), with the tool's retries and telemetry."""
+    """Run one valid call; a side-effecting one at most once (ledger)."""
+    if not tool.side_effects:
+        return await _attempts(tool, call, threaded)  # a read may safely run again
     try:
         keys = _ledger_keys(tool, call)
         earlier = await _earlier(registry, keys)
-        if earlier is None and tool.side_effects:
+        if earlier is None:
             for key in keys:  # before the effect: a crash mid-run leaves "in doubt"
                 registry.ledger.put(key, LedgerEntry("pending", tool.name))
-    except Exception as exc:  # noqa: BLE001 - a broken ledger or key function
-        _log.warning("tooltap: ledger unavailable for call %s", call.call_id, exc_info=True)
-        if tool.side_effects:  # no guarantee against a repeat: do not run
-            text = f"The tool {call.name!r} was not called: its execution record is unavailable."
-            return Outcome(call, "error", text, True, "ledger_error", exception=exc)
-        keys, earlier = [], None
+    except Exception as exc:  # noqa: BLE001 - a broken ledger or idempotency-key function
+        _log.warning("tooltap: ledger unusable for call %s", call.call_id, exc_info=True)
+        text = f"The tool {call.name!r} was not called: its execution record is unavailable."
+        return Outcome(call, "error", text, True, "ledger_error", exception=exc)
     if earlier is not None:
         note_replay(call, state=earlier.state)
         return _replay(call, earlier)
@@ -157,8 +179,7 @@ async def _execute(registry: ToolRegistry, tool: Tool, call: ToolCall, threaded:
     try:
         outcome = await _attempts(tool, call, threaded)
         entry = LedgerEntry("done", tool.name, outcome.output, outcome.is_error, outcome.error_type)
-        if tool.side_effects or not outcome.is_error:  # a failed read may run again later
-            _record(registry, keys, entry)
+        _record(registry, keys, entry)
         future.set_result(entry)
         return outcome
     finally:
