@@ -3,14 +3,12 @@
 from __future__ import annotations
 
 import json
-import random
 from dataclasses import dataclass
-from typing import Any, Final, Protocol
+from typing import Any, Protocol
 
-from ._scenario import Reply, Turn
+from ._scenario import IdStyle, Reply, Turn
 
 __all__ = [
-    "ERROR_KINDS",
     "Rendered",
     "Wire",
     "args_cut",
@@ -20,16 +18,6 @@ __all__ = [
     "json_response",
     "sse",
 ]
-
-#: The error responses a wire can produce.
-ERROR_KINDS: Final = (
-    "invalid_request",
-    "not_found",
-    "rate_limit",
-    "insufficient_balance",
-    "server_error",
-    "overloaded",
-)
 
 
 @dataclass(slots=True)
@@ -105,18 +93,10 @@ def body_cut(body: bytes, marker: bytes, occurrence: int, needle: bytes) -> int 
     return None if start < 0 else start + max(1, len(needle) // 2)
 
 
-class Wire(Protocol):
-    """One provider dialect: reads its requests, writes its responses and errors."""
+class Wire(IdStyle, Protocol):
+    """One provider dialect: spells its ids, reads its requests, writes responses and errors."""
 
     dialect: str
-
-    def call_ids(self, rng: random.Random) -> tuple[str, str]:
-        """A fresh (call_id, item_id) pair."""
-        ...
-
-    def response_id(self, rng: random.Random) -> str:
-        """A fresh response/message id."""
-        ...
 
     def read(self, body: Any, path: str, query: str) -> Turn:
         """The turn a decoded request body asks for (TypeError/ValueError when malformed)."""
@@ -129,7 +109,11 @@ class Wire(Protocol):
     def error(
         self, kind: str, status: int, message: str, retry_after: float | None = None
     ) -> Rendered:
-        """A provider-native error response (kind: see ``ERROR_KINDS``)."""
+        """A provider-native error response.
+
+        ``kind``: invalid_request, not_found, rate_limit, insufficient_balance, server_error
+        or overloaded.
+        """
         ...
 
     def stream_error(self, reply: Reply, sequence: int) -> bytes:

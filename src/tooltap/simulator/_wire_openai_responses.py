@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import random
+from collections.abc import Callable
 from typing import Any
 
 from ._render import Rendered, args_cut, body_cut, dumps, fragments, json_response, sse
@@ -195,7 +196,9 @@ class ResponsesWire:
         headers = [("content-type", "text/event-stream; charset=utf-8")]
         return Rendered(200, headers, events, stream=True, mark=mark, cut=cut)
 
-    def _text_events(self, reply: Reply, index: int, fragment: int, emit: Any) -> None:
+    def _text_events(
+        self, reply: Reply, index: int, fragment: int, emit: Callable[..., None]
+    ) -> None:
         item_id = self._message_id(reply)
         part: dict[str, Any] = {
             "type": "output_text",
