@@ -41,7 +41,7 @@ def _play(sim: Simulator, scenario: Scenario) -> tuple[str, str]:
     )
     try:
         text = agent.run(
-            abandon=scenario.abandon, resend=scenario.resend, force_tool=scenario.force_tool
+            abandon=scenario.abandon, duplicate=scenario.duplicate, force_tool=scenario.force_tool
         )
     except IncompleteResponse as exc:
         return "failure", tooltap.provider_failure("stream_truncated").user_message + f" [{exc}]"

@@ -23,7 +23,7 @@ class Scenario:
     params: dict[str, Any] = field(default_factory=dict)
     times: int = 1
     abandon: bool = False
-    resend: bool = False
+    duplicate: bool = False
     force_tool: bool = False
     expect: str = "answer"  # what a correct harness ends with: "answer" or "failure"
 
@@ -53,7 +53,8 @@ SCENARIOS: tuple[Scenario, ...] = (
              fault="invalid_json_args"),
     Scenario("anthropic call never answered (orphaned)", "anthropic.messages", False,
              abandon=True),
-    Scenario("openai.chat results re-sent (duplicate)", "openai.chat", False, resend=True),
+    Scenario("openai.chat each result sent twice (duplicate)", "openai.chat", False,
+             duplicate=True, expect="failure"),
     Scenario("openai.chat forced tool_choice ignored", "openai.chat", False,
              fault="ignore_tool_choice", force_tool=True),
 )
