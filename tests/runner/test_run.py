@@ -147,7 +147,7 @@ async def test_invalid_and_undeclared_calls_are_never_executed() -> None:
     result = await lookup_registry(log).run(calls)
     assert log == ["weight"]
     bad, enum, undeclared, ok = result.outcomes
-    assert (bad.status, bad.is_error, bad.attempts) == ("invalid", True, 0)
+    assert (bad.status, bad.is_error, bad.attempts, bad.executed) == ("invalid", True, 0, False)
     assert bad.error_type == "schema_violation"
     assert "required" in bad.output and bad.problems[0].detail in bad.output
     assert "kee" in bad.output and "again" in bad.output
@@ -283,8 +283,8 @@ async def test_resent_response_does_not_run_a_side_effecting_tool_twice() -> Non
     first = await reg.run([call("save", {"value": 7}, "c1")])
     second = await reg.run([call("save", {"value": 7}, "c1")])
     assert saved == [7]
-    assert first.outcome("c1").status == "ok"
-    assert second.outcome("c1").status == "replayed"
+    assert first.outcome("c1").status == "ok" and first.outcome("c1").executed
+    assert second.outcome("c1").status == "replayed" and not second.outcome("c1").executed
     assert second.messages == first.messages
 
 
@@ -507,3 +507,10 @@ async def test_request_info_from_the_real_request_is_honoured() -> None:
     )
     result = await lookup_registry().run(seed_calls(), request_info=info)
     assert [o.status for o in result.outcomes] == ["ok", "invalid"]
+
+
+async def test_repeated_invalid_call_id_is_answered_once_and_stays_invalid() -> None:
+    bad = call("lookup_demo_value", {"kee": "height"}, "c1")
+    result = await lookup_registry().run([bad, dataclasses.replace(bad, index=1)])
+    assert len(result.messages) == 1
+    assert [(o.status, o.sent) for o in result.outcomes] == [("invalid", True), ("invalid", False)]

@@ -72,7 +72,8 @@ async def run_turn(
         if own is None:  # a repeated call id: same answer, not sent twice
             twin = outcomes[first[call.call_id or ""]]
             assert twin is not None
-            own = dataclasses.replace(twin, call=call, status="replayed", attempts=0, sent=False)
+            status = "replayed" if twin.executed else twin.status
+            own = dataclasses.replace(twin, call=call, status=status, attempts=0, sent=False)
         final.append(own)
     sent = [o for o in final if o.sent]
     messages = result_messages((o.call, o.output, o.is_error) for o in sent)
