@@ -56,8 +56,8 @@ class Tool:
 class ToolRegistry:
     """Tools for an agent loop: declare them to any provider, run the calls a model makes.
 
-    ``ledger`` remembers executed calls by call id (and idempotency key) so a call is
-    never executed twice; ``retry`` is the default policy of read-only tools.
+    ``ledger`` remembers the calls of side-effecting tools by call id (and idempotency
+    key) so none runs twice; read-only tools may run again and follow ``retry``.
     """
 
     def __init__(
