@@ -136,3 +136,11 @@ def test_one_byte_chunks_give_the_same_calls(rec: Recorder, sim: Simulator) -> N
         tooltap.parse_response(raw, "anthropic.messages").calls
     )
     assert len(rec.of(tooltap.ToolCallReceived)) == 2
+
+
+@pytest.mark.parametrize("stream", [True, False], ids=["stream", "whole"])
+def test_limits_option_reaches_the_parser(recorder: Recorder, sim: Simulator, stream: bool) -> None:
+    recorder.instrument(limits=tooltap.Limits(max_argument_bytes=8))
+    _run(sim, "anthropic.messages", None, stream=stream)
+    assert recorder.total("tooltap.tool_calls", tooltap__outcome="oversized_arguments") == 2
+    assert recorder.of(tooltap.ToolCallReceived) == []

@@ -88,7 +88,8 @@ class _Exchange:
         if read:
             content = response.content
             body = _json(content) if op.tel.config.capture_any else None
-            op.record_parsed(parse_response(content, info.dialect), info, body=body)
+            parsed = parse_response(content, info.dialect, limits=op.tel.config.limits)
+            op.record_parsed(parsed, info, body=body)
             op.release()
             return response
         sse = headers.get("content-type", "").lower().startswith("text/event-stream")

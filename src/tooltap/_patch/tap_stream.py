@@ -158,7 +158,8 @@ class TapState:
         elif end == "exhausted":
             body = bytes(self._buf)
             decoded = _json(body) if self.capture else None
-            op.record_parsed(parse_response(body, self.info.dialect), self.info, body=decoded)
+            parsed = parse_response(body, self.info.dialect, limits=self.op.tel.config.limits)
+            op.record_parsed(parsed, self.info, body=decoded)
         elif early:
             op.record_closed_early()
         if failure is not None:
