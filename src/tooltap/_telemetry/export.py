@@ -292,4 +292,21 @@ def _prometheus_reader(port: int, host: str) -> Any | None:
     _owned.servers.append(server)
     _owned.prometheus = (host, int(server.server_address[1]))
     _log.info("tooltap: Prometheus metrics at http://%s:%d/metrics", *_owned.prometheus)
-    return PrometheusMetricReader(registry=registry)
+
+    class LatestOnlyReader(PrometheusMetricReader):
+        """Keeps only the newest collection, which (cumulative) supersedes older ones.
+
+        The stock reader queues every collection until the next scrape, and a scrape
+        that finds several (after a ``force_flush``) repeats every metric family, which
+        Prometheus rejects as a second TYPE line.
+        """
+
+        def _receive_metrics(
+            self, metrics_data: Any, timeout_millis: float = 10_000, **kw: Any
+        ) -> None:
+            pending = getattr(getattr(self, "_collector", None), "_metrics_datas", None)
+            if pending is not None:
+                pending.clear()
+            super()._receive_metrics(metrics_data, timeout_millis, **kw)
+
+    return LatestOnlyReader(registry=registry)
