@@ -1,0 +1,296 @@
+"""Shared pieces of the reliability suite: run sizes, telemetry capture, a byte-replay server.
+
+Sizes: the suite runs at CI size by default. ``TOOLTAP_LONG=1`` switches to the long run
+(tens of thousands of fuzz examples, 500 concurrent streams, 10,000 sequential turns);
+each size can also be set on its own (``TOOLTAP_FUZZ_EXAMPLES``, ``TOOLTAP_LOAD_STREAMS``,
+``TOOLTAP_LOAD_THREAD_STREAMS``, ``TOOLTAP_TURNS``).
+"""
+
+from __future__ import annotations
+
+import gc
+import json
+import os
+import socket
+import threading
+import tracemalloc
+from collections import Counter
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+from opentelemetry.context import Context
+from opentelemetry.sdk._logs import LoggerProvider
+from opentelemetry.sdk._logs.export import InMemoryLogRecordExporter, SimpleLogRecordProcessor
+from opentelemetry.sdk.metrics import MeterProvider
+from opentelemetry.sdk.metrics.export import InMemoryMetricReader
+from opentelemetry.sdk.trace import ReadableSpan, Span, SpanProcessor, TracerProvider
+from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+
+import tooltap
+
+LONG = os.environ.get("TOOLTAP_LONG", "") == "1"
+
+
+def size(name: str, ci: int, long: int) -> int:
+    """A run size: env ``name`` if set, else the long or the CI value."""
+    raw = os.environ.get(name)
+    return int(raw) if raw else (long if LONG else ci)
+
+
+FUZZ_EXAMPLES = size("TOOLTAP_FUZZ_EXAMPLES", 200, 20_000)
+LOAD_STREAMS = size("TOOLTAP_LOAD_STREAMS", 200, 500)
+THREAD_STREAMS = size("TOOLTAP_LOAD_THREAD_STREAMS", 12, 60)  # per thread, 8 threads
+TURNS = size("TOOLTAP_TURNS", 1_000, 10_000)
+
+INFERENCE_OPERATIONS = ("chat", "generate_content")
+
+
+class SpanLedger(SpanProcessor):
+    """Counts every span start and end, by span id (an end without a start shows too)."""
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.started: Counter[int] = Counter()
+        self.ended: Counter[int] = Counter()
+
+    def on_start(self, span: Span, parent_context: Context | None = None) -> None:
+        with self.lock:
+            self.started[span.context.span_id] += 1
+
+    def on_end(self, span: ReadableSpan) -> None:
+        with self.lock:
+            self.ended[span.context.span_id] += 1  # type: ignore[union-attr]
+
+    def open_spans(self) -> list[int]:
+        """Span ids started and not (yet) ended."""
+        with self.lock:
+            return [s for s in self.started if s not in self.ended]
+
+    def anomalies(self) -> dict[str, list[int]]:
+        """Spans started or ended more than once, or ended without a start."""
+        with self.lock:
+            return {
+                "started_twice": [s for s, n in self.started.items() if n > 1],
+                "ended_twice": [s for s, n in self.ended.items() if n > 1],
+                "ended_unstarted": [s for s in self.ended if s not in self.started],
+            }
+
+
+@dataclass
+class Capture:
+    """In-memory providers plus a span ledger; ``instrument`` turns tooltap on into them."""
+
+    exporter: InMemorySpanExporter = field(default_factory=InMemorySpanExporter)
+    reader: InMemoryMetricReader = field(default_factory=InMemoryMetricReader)
+    logs: InMemoryLogRecordExporter = field(default_factory=InMemoryLogRecordExporter)
+    ledger: SpanLedger = field(default_factory=SpanLedger)
+    events: list[Any] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        self.tracer_provider = TracerProvider()
+        self.tracer_provider.add_span_processor(self.ledger)
+        self.tracer_provider.add_span_processor(SimpleSpanProcessor(self.exporter))
+        self.meter_provider = MeterProvider(metric_readers=[self.reader])
+        self.logger_provider = LoggerProvider()
+        self.logger_provider.add_log_record_processor(SimpleLogRecordProcessor(self.logs))
+
+    def instrument(self, **options: Any) -> None:
+        tooltap.instrument(
+            tracer_provider=self.tracer_provider,
+            meter_provider=self.meter_provider,
+            logger_provider=self.logger_provider,
+            listeners=[self.events.append],
+            **options,
+        )
+
+    def shutdown(self) -> None:
+        tooltap.uninstrument()
+        self.tracer_provider.shutdown()
+        self.meter_provider.shutdown()
+        self.logger_provider.shutdown()
+
+    def spans(self) -> list[ReadableSpan]:
+        return list(self.exporter.get_finished_spans())
+
+    def inference(self) -> list[ReadableSpan]:
+        return [s for s in self.spans() if attrs(s).get("gen_ai.operation.name") in INFERENCE_OPERATIONS]
+
+    def tools(self) -> list[ReadableSpan]:
+        return [s for s in self.spans() if attrs(s).get("gen_ai.operation.name") == "execute_tool"]
+
+    def points(self, name: str) -> list[tuple[dict[str, Any], float]]:
+        """``(attributes, value)`` per data point of ``name`` (counter value or histogram count)."""
+        out: list[tuple[dict[str, Any], float]] = []
+        data = self.reader.get_metrics_data()
+        for rm in data.resource_metrics if data else ():
+            for sm in rm.scope_metrics:
+                for metric in sm.metrics:
+                    if metric.name == name:
+                        for dp in metric.data.data_points:
+                            value = getattr(dp, "value", None)
+                            out.append((dict(dp.attributes or {}), dp.count if value is None else value))
+        return out
+
+    def total(self, name: str, **match: Any) -> float:
+        """Sum of ``name`` over points whose attributes include ``match`` (``__`` for dots)."""
+        want = {k.replace("__", "."): v for k, v in match.items()}
+        return sum(v for a, v in self.points(name) if all(a.get(k) == x for k, x in want.items()))
+
+    def received(self) -> list[tooltap.ToolCall]:
+        return [e.call for e in self.events if isinstance(e, tooltap.ToolCallReceived)]
+
+
+def attrs(span: ReadableSpan) -> dict[str, Any]:
+    return dict(span.attributes or {})
+
+
+# --- a loopback server that replays fixed bytes --------------------------------------------
+
+
+@dataclass
+class Canned:
+    """One response: status, headers and the body as the chunks to write (one write each)."""
+
+    status: int
+    headers: list[tuple[str, str]]
+    chunks: list[bytes]
+
+
+@dataclass
+class Seen:
+    """One request the replay server received."""
+
+    method: str
+    path: str
+    headers: dict[str, str]
+    body: bytes
+
+
+class _ReplayHandler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+    server: ReplayServer
+
+    def setup(self) -> None:
+        super().setup()
+        self.connection.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+
+    def log_message(self, format: str, *args: Any) -> None:
+        """Silent."""
+
+    def do_POST(self) -> None:
+        length = int(self.headers.get("content-length") or 0)
+        body = self.rfile.read(length)
+        self.server.seen.append(
+            Seen(self.command, self.path, {k.lower(): v for k, v in self.headers.items()}, body)
+        )
+        canned = self.server.canned
+        lines = [f"HTTP/1.1 {canned.status} Canned"]
+        lines += [f"{k}: {v}" for k, v in canned.headers]
+        lines.append("transfer-encoding: chunked")
+        self.wfile.write(("\r\n".join(lines) + "\r\n\r\n").encode("latin-1"))
+        for chunk in canned.chunks:
+            if chunk:
+                self.wfile.write(b"%x\r\n%b\r\n" % (len(chunk), chunk))
+        self.wfile.write(b"0\r\n\r\n")
+
+    do_GET = do_POST
+
+
+class ReplayServer(ThreadingHTTPServer):
+    """Answers every request on ``127.0.0.1`` with ``canned``, written chunk by chunk."""
+
+    daemon_threads = True
+    block_on_close = False
+
+    def __init__(self) -> None:
+        super().__init__(("127.0.0.1", 0), _ReplayHandler)
+        self.canned = Canned(200, [], [])
+        self.seen: list[Seen] = []
+        self._thread = threading.Thread(
+            target=self.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True
+        )
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.server_address[1]}"
+
+    def start(self) -> ReplayServer:
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        self.shutdown()
+        self.server_close()
+        self._thread.join()
+
+
+def cut(body: bytes, sizes: Iterator[int]) -> list[bytes]:
+    """``body`` in consecutive chunks of the given sizes (the last one takes the rest)."""
+    out, pos = [], 0
+    for n in sizes:
+        if pos >= len(body):
+            break
+        out.append(body[pos : pos + n])
+        pos += n
+    if pos < len(body):
+        out.append(body[pos:])
+    return out
+
+
+# --- app-visible values -------------------------------------------------------------------
+
+
+def dump(value: Any) -> Any:
+    """A comparable, JSON-like picture of an SDK object (pydantic models dumped)."""
+    model_dump = getattr(value, "model_dump", None)
+    if callable(model_dump):
+        return {"type": _qualname(type(value)), "value": model_dump(mode="json", warnings=False)}
+    if isinstance(value, (list, tuple)):
+        return [dump(v) for v in value]
+    if isinstance(value, dict):
+        return {str(k): dump(v) for k, v in value.items()}
+    if isinstance(value, (str, int, float, bool)) or value is None:
+        return value
+    return {"type": _qualname(type(value)), "repr": repr(value)}
+
+
+def failure(exc: BaseException) -> dict[str, Any]:
+    """What the app can see of an exception: its exact type, message, status and body."""
+    out: dict[str, Any] = {"type": _qualname(type(exc)), "message": str(exc)}
+    for name in ("status_code", "code", "body"):
+        if hasattr(exc, name):
+            out[name] = dump(getattr(exc, name))
+    return out
+
+
+def _qualname(cls: type) -> str:
+    return f"{cls.__module__}.{cls.__qualname__}"
+
+
+def canonical(value: Any) -> str:
+    """Stable JSON text, to compare pictures and report differences readably."""
+    return json.dumps(value, sort_keys=True, ensure_ascii=False, default=repr)
+
+
+# --- memory -------------------------------------------------------------------------------
+
+
+@contextmanager
+def traced_memory() -> Iterator[None]:
+    """tracemalloc on for the block (off again after, even on failure)."""
+    tracemalloc.start()
+    try:
+        yield
+    finally:
+        tracemalloc.stop()
+
+
+def settled_memory() -> int:
+    """Bytes traced by tracemalloc right now, after a full garbage collection."""
+    for _ in range(3):
+        gc.collect()
+    return tracemalloc.get_traced_memory()[0]
