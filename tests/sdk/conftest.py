@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
@@ -27,7 +28,16 @@ class Recorder:
     exporter: InMemorySpanExporter
     reader: InMemoryMetricReader
     tracer_provider: TracerProvider
+    meter_provider: MeterProvider
     events: list[Any] = field(default_factory=list)
+
+    def instrument(self) -> None:
+        """``tooltap.instrument`` into this recorder's providers and listener."""
+        tooltap.instrument(
+            tracer_provider=self.tracer_provider,
+            meter_provider=self.meter_provider,
+            listeners=[self.events.append],
+        )
 
     def spans(self) -> tuple[ReadableSpan, ...]:
         return tuple(self.exporter.get_finished_spans())
@@ -89,18 +99,22 @@ def otel() -> Iterator[Recorder]:
     tracer_provider.add_span_processor(SimpleSpanProcessor(exporter))
     reader = InMemoryMetricReader()
     meter_provider = MeterProvider(metric_readers=[reader])
-    recorder = Recorder(exporter, reader, tracer_provider)
-    tooltap.instrument(
-        tracer_provider=tracer_provider,
-        meter_provider=meter_provider,
-        listeners=[recorder.events.append],
-    )
+    recorder = Recorder(exporter, reader, tracer_provider, meter_provider)
+    recorder.instrument()
     try:
         yield recorder
     finally:
         tooltap.uninstrument()
         tracer_provider.shutdown()
         meter_provider.shutdown()
+
+
+@pytest.fixture
+def double_end(caplog: pytest.LogCaptureFixture) -> Iterator[None]:
+    """Fails the test if any span is ended twice (the OpenTelemetry SDK logs a warning)."""
+    caplog.set_level(logging.WARNING, logger="opentelemetry.sdk.trace")
+    yield
+    assert "ended span" not in caplog.text
 
 
 @pytest.fixture(scope="session")

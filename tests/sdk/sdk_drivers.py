@@ -98,6 +98,12 @@ class OpenAIChat:
             await drain(events)
             return (await resolve(events.get_final_completion())).choices[0].message
 
+    async def raw(self, client: Any, stream: bool) -> tuple[Any, list[Any]]:
+        """``create`` as is: the returned object, and the item(s) it gives the app."""
+        request = self._request([{"role": "user", "content": USER}])
+        result = await resolve(client.chat.completions.create(**request, stream=stream))
+        return result, await drain(result) if stream else [result]
+
     async def turn1(self, client: Any, stream: bool) -> Turn:
         message = await self._message(client, stream, [{"role": "user", "content": USER}])
         calls = [
@@ -142,6 +148,12 @@ class OpenAIResponses:
         async with entered(client.responses.stream(**request)) as events:
             await drain(events)
             return await resolve(events.get_final_response())
+
+    async def raw(self, client: Any, stream: bool) -> tuple[Any, list[Any]]:
+        """``create`` as is: the returned object, and the item(s) it gives the app."""
+        request = self._request([{"role": "user", "content": USER}])
+        result = await resolve(client.responses.create(**request, stream=stream))
+        return result, await drain(result) if stream else [result]
 
     async def turn1(self, client: Any, stream: bool) -> Turn:
         response = await self._response(client, stream, [{"role": "user", "content": USER}])
@@ -209,6 +221,12 @@ class Anthropic:
             await drain(events)
             return await resolve(events.get_final_message())
 
+    async def raw(self, client: Any, stream: bool) -> tuple[Any, list[Any]]:
+        """``create`` as is: the returned object, and the item(s) it gives the app."""
+        request = self._request([{"role": "user", "content": USER}])
+        result = await resolve(client.messages.create(**request, stream=stream))
+        return result, await drain(result) if stream else [result]
+
     async def turn1(self, client: Any, stream: bool) -> Turn:
         message = await self._message(client, stream, [{"role": "user", "content": USER}])
         blocks = [b for b in message.content if b.type == "tool_use"]
@@ -269,6 +287,16 @@ class Google:
         if not stream:
             return [await resolve(models.generate_content(**request))]
         return await drain(await resolve(models.generate_content_stream(**request)))
+
+    async def raw(self, models: Any, stream: bool) -> tuple[Any, list[Any]]:
+        """``generate_content[_stream]`` as is: the returned object, and the item(s) it gives."""
+        user = types.Content(role="user", parts=[types.Part(text=USER)])
+        request = {"model": self.model, "contents": [user], "config": self._config()}
+        if not stream:
+            result = await resolve(models.generate_content(**request))
+            return result, [result]
+        result = await resolve(models.generate_content_stream(**request))
+        return result, await drain(result)
 
     async def turn1(self, models: Any, stream: bool) -> Turn:
         user = types.Content(role="user", parts=[types.Part(text=USER)])

@@ -1,0 +1,151 @@
+"""The SDK patches: lazy, removable, idempotent, and never a source of errors for the app."""
+
+from __future__ import annotations
+
+import logging
+import subprocess
+import sys
+import textwrap
+from typing import Any
+
+import anthropic
+import openai
+import pytest
+import wrapt
+from google.genai import _api_client
+from opentelemetry.instrumentation.utils import suppress_instrumentation
+from sdk_drivers import DRIVERS
+
+import tooltap
+from tooltap._patch import aiohttp_tap, sdk_anthropic, sdk_common, sdk_google, sdk_openai
+from tooltap._patch.sdk_common import Call, Patch, PatchSet, wrappers
+from tooltap._telemetry.operation import Operation, current_operation
+from tooltap.simulator import Simulator
+
+#: Every (class, method) the SDK layer wraps in the installed versions.
+TARGETS = [
+    (openai._base_client.SyncAPIClient, "request"),
+    (openai._base_client.AsyncAPIClient, "request"),
+    (anthropic._base_client.SyncAPIClient, "_request"),
+    (anthropic._base_client.AsyncAPIClient, "_request"),
+    (_api_client.BaseApiClient, "_request"),
+    (_api_client.BaseApiClient, "_async_request"),
+]
+
+
+def _wrappers_on(cls: type, name: str) -> int:
+    """How many wrapt wrappers sit on ``cls.name`` (its own ``__dict__``)."""
+    return len(list(wrapt.wrapper_chain(cls.__dict__[name]))) - 1
+
+
+def test_importing_and_instrumenting_imports_no_sdk() -> None:
+    script = textwrap.dedent(
+        """
+        import sys
+        import tooltap
+        tooltap.instrument()
+        sdks = ("openai", "anthropic", "google.genai", "aiohttp", "httpx", "httpx2")
+        assert not [m for m in sdks if m in sys.modules], [m for m in sdks if m in sys.modules]
+        import openai, anthropic, aiohttp
+        from google.genai import _api_client
+        from tooltap._patch import aiohttp_tap, sdk_anthropic, sdk_google, sdk_openai
+        applied = [m.PATCHES.applied for m in (sdk_openai, sdk_anthropic, sdk_google, aiohttp_tap)]
+        print(sum(len(a) for a in applied))
+        """
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", script], check=False, capture_output=True, text=True, timeout=120
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == ["7"]  # 6 SDK methods + aiohttp's ClientSession._request
+
+
+def test_uninstrument_restores_and_reinstrument_wraps_once(otel: Any) -> None:
+    assert all(_wrappers_on(cls, name) == 1 for cls, name in TARGETS)
+    tooltap.uninstrument()
+    try:
+        assert [_wrappers_on(cls, name) for cls, name in TARGETS] == [0] * len(TARGETS)
+        assert sdk_openai.PATCHES.applied == ()
+    finally:
+        otel.instrument()
+    assert [_wrappers_on(cls, name) for cls, name in TARGETS] == [1] * len(TARGETS)
+    assert len(aiohttp_tap.PATCHES.applied) == 1
+
+
+def test_missing_target_is_skipped_not_raised(caplog: pytest.LogCaptureFixture) -> None:
+    caplog.set_level(logging.DEBUG, logger="tooltap")
+    patches = PatchSet([Patch("json", "JSONDecoder.no_such_method", lambda *a: None)])
+    patches.install()
+    try:
+        assert patches.applied == ()
+        assert "json.JSONDecoder.no_such_method not found" in caplog.text
+    finally:
+        patches.uninstall()
+
+
+def _call() -> Call:
+    return Call("openai.chat", "m", "127.0.0.1", 1, stream=False)
+
+
+async def test_app_exception_leaves_as_the_same_object(otel: Any) -> None:
+    sync_wrapper, async_wrapper = wrappers(lambda instance, args, kwargs: _call())
+    boom = ValueError("the app's own")
+
+    def fails() -> None:
+        assert current_operation.get() is not None  # the call runs inside its operation
+        raise boom
+
+    async def fails_async() -> None:
+        fails()
+
+    with pytest.raises(ValueError) as caught:
+        sync_wrapper(fails, None, (), {})
+    assert caught.value is boom
+    with pytest.raises(ValueError) as caught:
+        await async_wrapper(fails_async, None, (), {})
+    assert caught.value is boom
+    assert current_operation.get() is None
+    spans = otel.inference_spans()
+    assert [s.status.status_code.name for s in spans] == ["ERROR", "ERROR"]
+    assert all(s.attributes["error.type"] for s in spans)
+
+
+def _boom(*args: Any, **kwargs: Any) -> Any:
+    raise RuntimeError("tooltap bug")
+
+
+@pytest.mark.parametrize("target", ["open", "end"])
+@pytest.mark.parametrize("name", ["openai.chat", "anthropic.traced", "google"])
+async def test_internal_failure_never_reaches_the_app(
+    otel: Any, sim: Simulator, monkeypatch: pytest.MonkeyPatch, name: str, target: str
+) -> None:
+    if target == "open":
+        monkeypatch.setattr(Operation, "__init__", _boom)
+    else:
+        monkeypatch.setattr(Operation, "end", _boom)
+    driver = DRIVERS[name]
+    client = driver.client(sim, sync=True, tracer_provider=otel.tracer_provider)
+
+    turn = await driver.turn1(client, False)
+
+    assert [args["key"] for _, _, args in turn.calls] == ["height", "weight"]
+    components = {a["tooltap.component"] for a, _ in otel.points("tooltap.internal_errors")}
+    assert components  # contained and counted
+    if target == "open":
+        assert "sdk_common" in components
+    if name == "anthropic.traced":  # anthropic's own span still ends
+        assert [s.instrumentation_scope.name for s in otel.spans()] == ["com.anthropic.sdk.python"]
+
+
+async def test_suppressed_calls_are_not_observed(otel: Any, sim: Simulator) -> None:
+    driver = DRIVERS["openai.chat"]
+    with suppress_instrumentation():
+        await driver.turn1(driver.client(sim, sync=True), False)
+    assert otel.spans() == ()
+    assert otel.events == []
+
+
+def test_every_patch_module_exposes_install_and_uninstall() -> None:
+    for module in (sdk_openai, sdk_anthropic, sdk_google, aiohttp_tap):
+        assert callable(module.install) and callable(module.uninstall)
+        assert isinstance(module.PATCHES, sdk_common.PatchSet)
