@@ -95,21 +95,36 @@ class App:
     # --- requests ------------------------------------------------------------------------
 
     def _chat(self, **extra: Any) -> dict[str, Any]:
-        tools = [{"type": "function", "function": {"name": "lookup_demo_value", "parameters": SCHEMA}}]
+        tools = [
+            {"type": "function", "function": {"name": "lookup_demo_value", "parameters": SCHEMA}}
+        ]
         messages = [{"role": "user", "content": USER}]
         return {"model": self.model, "messages": messages, "tools": tools, **extra}
 
     def _responses(self, **extra: Any) -> dict[str, Any]:
         tools = [{"type": "function", "name": "lookup_demo_value", "parameters": SCHEMA}]
-        return {"model": self.model, "input": [{"role": "user", "content": USER}], "tools": tools, **extra}
+        return {
+            "model": self.model,
+            "input": [{"role": "user", "content": USER}],
+            "tools": tools,
+            **extra,
+        }
 
     def _anthropic(self, **extra: Any) -> dict[str, Any]:
         tools = [{"name": "lookup_demo_value", "input_schema": SCHEMA}]
         messages = [{"role": "user", "content": USER}]
-        return {"model": self.model, "max_tokens": 256, "messages": messages, "tools": tools, **extra}
+        return {
+            "model": self.model,
+            "max_tokens": 256,
+            "messages": messages,
+            "tools": tools,
+            **extra,
+        }
 
     def _google(self) -> dict[str, Any]:
-        declaration = gtypes.FunctionDeclaration(name="lookup_demo_value", parameters_json_schema=SCHEMA)
+        declaration = gtypes.FunctionDeclaration(
+            name="lookup_demo_value", parameters_json_schema=SCHEMA
+        )
         config = gtypes.GenerateContentConfig(
             tools=[gtypes.Tool(function_declarations=[declaration])],
             automatic_function_calling=gtypes.AutomaticFunctionCallingConfig(disable=True),
@@ -163,7 +178,9 @@ class App:
             return self.client.responses, self._responses()
         return self.client.messages, self._anthropic()
 
-    async def _run_helper(self, resource: Any, request: dict[str, Any], seen: dict[str, Any]) -> None:
+    async def _run_helper(
+        self, resource: Any, request: dict[str, Any], seen: dict[str, Any]
+    ) -> None:
         manager = resource.stream(**request)
         if hasattr(manager, "__aenter__"):
             async with manager as events:

@@ -15,7 +15,7 @@ import socket
 import threading
 import tracemalloc
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -47,6 +47,8 @@ THREAD_STREAMS = size("TOOLTAP_LOAD_THREAD_STREAMS", 12, 60)  # per thread, 8 th
 TURNS = size("TOOLTAP_TURNS", 1_000, 10_000)
 
 INFERENCE_OPERATIONS = ("chat", "generate_content")
+#: ``apps(dialect, base_url, sync, **options)`` -> a cached ``rel_apps.App``.
+Apps = Callable[..., Any]
 
 
 class SpanLedger(SpanProcessor):
@@ -117,7 +119,9 @@ class Capture:
         return list(self.exporter.get_finished_spans())
 
     def inference(self) -> list[ReadableSpan]:
-        return [s for s in self.spans() if attrs(s).get("gen_ai.operation.name") in INFERENCE_OPERATIONS]
+        return [
+            s for s in self.spans() if attrs(s).get("gen_ai.operation.name") in INFERENCE_OPERATIONS
+        ]
 
     def tools(self) -> list[ReadableSpan]:
         return [s for s in self.spans() if attrs(s).get("gen_ai.operation.name") == "execute_tool"]
@@ -132,7 +136,9 @@ class Capture:
                     if metric.name == name:
                         for dp in metric.data.data_points:
                             value = getattr(dp, "value", None)
-                            out.append((dict(dp.attributes or {}), dp.count if value is None else value))
+                            out.append(
+                                (dict(dp.attributes or {}), dp.count if value is None else value)
+                            )
         return out
 
     def total(self, name: str, **match: Any) -> float:
@@ -142,6 +148,15 @@ class Capture:
 
     def received(self) -> list[tooltap.ToolCall]:
         return [e.call for e in self.events if isinstance(e, tooltap.ToolCallReceived)]
+
+
+def watched(capture: Capture, requests: int) -> int:
+    """Inference spans ended; a stream an SDK left unclosed after raising ends when collected."""
+    count = len(capture.inference())
+    if count < requests:
+        gc.collect()
+        count = len(capture.inference())
+    return count
 
 
 def attrs(span: ReadableSpan) -> dict[str, Any]:

@@ -16,17 +16,15 @@ final objects, and exceptions (exact type, message, status, body).
 
 from __future__ import annotations
 
-import gc
 import random
-from collections.abc import AsyncIterator, Callable
+from collections.abc import Callable
 from types import SimpleNamespace
 from typing import Any
 
 import pytest
-import pytest_asyncio
 from corpus import CASES, Case
 from rel_apps import VARIANTS, App
-from rel_support import Canned, Capture, ReplayServer, cut
+from rel_support import Apps, Canned, Capture, ReplayServer, cut, watched
 
 from tooltap.simulator import FAULT_HEADER, Fault, Simulator, _scenario
 
@@ -34,32 +32,6 @@ pytestmark = pytest.mark.asyncio(loop_scope="module")
 
 STREAMED = [c for c in CASES if c.stream]
 SYNC = pytest.mark.parametrize("sync", [True, False], ids=["sync", "async"])
-Apps = Callable[..., App]
-
-
-@pytest_asyncio.fixture(scope="module", loop_scope="module")
-async def apps() -> AsyncIterator[Apps]:
-    """``apps(dialect, base_url, sync, **options)``: one client per combination, per module."""
-    made: dict[str, App] = {}
-
-    def get(dialect: str, base_url: str, sync: bool, **options: Any) -> App:
-        key = repr((dialect, base_url, sync, sorted(options.items())))
-        if key not in made:
-            made[key] = App(dialect, base_url, sync=sync, **options)
-        return made[key]
-
-    yield get
-    for app in made.values():
-        await app.aclose()
-
-
-def _watched(capture: Capture, requests: int) -> int:
-    """Inference spans ended; a stream an SDK left unclosed after raising ends when collected."""
-    count = len(capture.inference())
-    if count < requests:
-        gc.collect()
-        count = len(capture.inference())
-    return count
 
 
 def _canned(case: Case, sync: bool) -> Canned:
@@ -94,7 +66,7 @@ async def test_corpus_stream(
     capture.instrument()
     on = await _views(app, variants)
     assert on == off
-    assert _watched(capture, len(variants)) == len(variants)  # tooltap watched every request
+    assert watched(capture, len(variants)) == len(variants)  # tooltap watched every request
     if not any("raised" in v for v in on):
         got = [(c.name, c.call_id, c.args) for c in capture.received()]
         assert got == _expected(case) * len(variants)
@@ -109,24 +81,6 @@ SIM_FAULTS: dict[str, str | None] = {
     "cut_chunked": "truncate_bytes;at=500;framing=chunked",
     "server_error": "server_error;status=503",
 }
-
-
-@pytest.fixture(scope="module")
-def seeded(_module_sim: Simulator) -> Callable[[int], Simulator]:
-    """``seeded(seed)``: the module's simulator, reset so ids and timestamps repeat per seed."""
-    scenario = _module_sim._engine.scenario
-    wires = _module_sim._engine._wires.values()
-
-    def reseed(seed: int) -> Simulator:
-        _module_sim.reset()
-        scenario._rng.seed(seed)
-        for wire in wires:  # request-id generators
-            rng = getattr(wire, "_rng", None)
-            if rng is not None:
-                rng.seed(seed)
-        return _module_sim
-
-    return reseed
 
 
 async def _sim_views(
@@ -162,4 +116,4 @@ async def test_simulator_stream(
         assert all("raised" not in v for v in on)
     elif fault == "server_error":
         assert all("raised" in v for v in on)
-    assert _watched(capture, len(on)) == len(on)
+    assert watched(capture, len(on)) == len(on)
