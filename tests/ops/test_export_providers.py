@@ -1,0 +1,234 @@
+"""``tooltap._telemetry.export``: which providers tooltap uses, builds, and how it exits.
+
+Global providers can be set once per process, so each case runs in a fresh interpreter.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import subprocess
+import textwrap
+import threading
+import time
+import urllib.request
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+from opsutil import PYTHON, free_port
+
+from tooltap._telemetry import export
+
+OTEL_ENV = ("OTEL_", "TOOLTAP_")
+
+
+def run_python(
+    code: str, env: dict[str, str] | None = None, timeout: float = 60
+) -> tuple[Any, float, str]:
+    """Run ``code`` in a fresh interpreter; (its last stdout line as JSON, seconds, stderr)."""
+    clean = {k: v for k, v in os.environ.items() if not k.startswith(OTEL_ENV)}
+    started = time.monotonic()
+    result = subprocess.run(
+        [PYTHON, "-c", textwrap.dedent(code)],
+        env={**clean, **(env or {})},
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        check=False,
+    )
+    elapsed = time.monotonic() - started
+    assert result.returncode == 0, result.stderr
+    return json.loads(result.stdout.strip().splitlines()[-1]), elapsed, result.stderr
+
+
+SETUP = textwrap.dedent("""
+    import json, time
+    from opentelemetry import metrics, trace
+    from tooltap._telemetry import export
+    tp, mp = export.ensure_providers()
+""")
+RECORD = textwrap.dedent("""
+    started = time.monotonic()
+    tracer = trace.get_tracer("t")
+    counter = metrics.get_meter("t").create_counter("tooltap.tool_calls")
+    for _ in range(200):
+        with tracer.start_as_current_span("s"):
+            counter.add(1)
+    work = time.monotonic() - started
+""")
+
+
+def test_explicit_providers_are_used_as_given(monkeypatch: pytest.MonkeyPatch) -> None:
+    from opentelemetry.sdk.metrics import MeterProvider
+    from opentelemetry.sdk.trace import TracerProvider
+
+    port = free_port()
+    monkeypatch.setenv(export.PROMETHEUS_PORT_ENV, str(port))
+    tp, mp = TracerProvider(), MeterProvider()
+    assert export.ensure_providers(tp, mp) == (tp, mp)
+    assert export.prometheus_address() is None
+    with socket.socket() as sock:  # nothing was started on the port
+        sock.bind(("127.0.0.1", port))
+
+
+def test_nothing_configured_adds_nothing() -> None:
+    out, _, _ = run_python(SETUP + "print(json.dumps([type(tp).__name__, type(mp).__name__]))")
+    assert out == ["ProxyTracerProvider", "_ProxyMeterProvider"]
+
+
+def test_sdk_disabled_adds_nothing() -> None:
+    env = {"OTEL_EXPORTER_OTLP_ENDPOINT": "http://127.0.0.1:9", "OTEL_SDK_DISABLED": "true"}
+    out, _, _ = run_python(SETUP + "print(json.dumps(type(tp).__name__))", env)
+    assert out == "ProxyTracerProvider"
+
+
+def test_the_apps_global_providers_are_kept() -> None:
+    code = """
+        import json
+        from opentelemetry import metrics, trace
+        from opentelemetry.sdk.metrics import MeterProvider
+        from opentelemetry.sdk.trace import TracerProvider
+        from tooltap._telemetry import export
+        mine = TracerProvider(), MeterProvider()
+        trace.set_tracer_provider(mine[0]); metrics.set_meter_provider(mine[1])
+        got = export.ensure_providers()
+        print(json.dumps([got[0] is mine[0], got[1] is mine[1], export.prometheus_address()]))
+    """
+    env = {"OTEL_EXPORTER_OTLP_ENDPOINT": "http://127.0.0.1:9", "TOOLTAP_PROMETHEUS_PORT": "0"}
+    out, _, err = run_python(code, env)
+    assert out == [True, True, None]
+    assert "configured its own MeterProvider" in err
+
+
+@pytest.mark.parametrize("protocol", ["http/protobuf", "grpc"])
+def test_a_down_collector_never_blocks_the_app(protocol: str) -> None:
+    env = {
+        "OTEL_EXPORTER_OTLP_ENDPOINT": f"http://127.0.0.1:{free_port()}",
+        "OTEL_EXPORTER_OTLP_PROTOCOL": protocol,
+    }
+    code = (
+        SETUP
+        + RECORD
+        + textwrap.dedent("""
+        print(json.dumps([type(tp).__module__, type(mp).__module__, work]))
+    """)
+    )
+    out, elapsed, _ = run_python(code, env)
+    assert out[0].startswith("opentelemetry.sdk.trace") and out[1].startswith("opentelemetry.sdk")
+    assert out[2] < 2.0  # recording is not slowed by the dead endpoint
+    assert elapsed < export.SHUTDOWN_TIMEOUT + 8  # exit flush is bounded
+
+
+@pytest.fixture
+def black_hole() -> Iterator[int]:
+    """A TCP server that accepts connections and never answers."""
+    server = socket.socket()
+    server.bind(("127.0.0.1", 0))
+    server.listen(16)
+    held: list[socket.socket] = []
+    stop = threading.Event()
+
+    def accept() -> None:
+        server.settimeout(0.2)
+        while not stop.is_set():
+            try:
+                held.append(server.accept()[0])
+            except OSError:
+                continue
+
+    thread = threading.Thread(target=accept, daemon=True)
+    thread.start()
+    yield int(server.getsockname()[1])
+    stop.set()
+    thread.join(5)
+    for conn in held:
+        conn.close()
+    server.close()
+
+
+def test_a_hanging_collector_delays_exit_by_the_bound_only(black_hole: int) -> None:
+    env = {
+        "OTEL_EXPORTER_OTLP_ENDPOINT": f"http://127.0.0.1:{black_hole}",
+        "OTEL_EXPORTER_OTLP_TIMEOUT": "30",  # the exporter alone would wait this long
+    }
+    out, elapsed, err = run_python(SETUP + RECORD + "print(json.dumps(work))", env)
+    assert out < 2.0
+    assert elapsed < export.SHUTDOWN_TIMEOUT + 8
+    assert "telemetry flush timed out" in err
+
+
+def test_unsupported_protocol_falls_back_to_http() -> None:
+    env = {
+        "OTEL_EXPORTER_OTLP_ENDPOINT": "http://127.0.0.1:9",
+        "OTEL_EXPORTER_OTLP_PROTOCOL": "http/json",
+    }
+    code = SETUP + textwrap.dedent("""
+        processor = tp._active_span_processor._span_processors[0]
+        print(json.dumps(type(processor._batch_processor._exporter).__module__))
+    """)
+    out, _, err = run_python(code, env)
+    assert out == "opentelemetry.exporter.otlp.proto.http.trace_exporter"
+    assert "not supported" in err
+
+
+def test_prometheus_endpoint_serves_each_family_once() -> None:
+    code = SETUP + textwrap.dedent("""
+        import urllib.request
+        counter = mp.get_meter("t").create_counter("tooltap.tool_calls", unit="{call}")
+        counter.add(3, {"tooltap.outcome": "ok"})
+        mp.force_flush(); mp.force_flush()  # queued collections must not repeat families
+        host, port = export.prometheus_address()
+        with urllib.request.urlopen(f"http://{host}:{port}/metrics", timeout=5) as response:
+            body = response.read().decode()
+        print(json.dumps([host, body]))
+    """)
+    out, _, _ = run_python(code, {"TOOLTAP_PROMETHEUS_PORT": "0"})
+    host, body = out
+    assert host == "127.0.0.1"
+    assert body.count("# TYPE tooltap_tool_calls_total counter") == 1
+    assert 'tooltap_outcome="ok"' in body and "} 3.0" in body
+
+
+def test_a_taken_prometheus_port_warns_and_goes_on() -> None:
+    with socket.socket() as busy:
+        busy.bind(("127.0.0.1", 0))
+        busy.listen(1)
+        port = busy.getsockname()[1]
+        code = SETUP + "print(json.dumps([type(mp).__name__, export.prometheus_address()]))"
+        out, _, err = run_python(code, {"TOOLTAP_PROMETHEUS_PORT": str(port)})
+    assert out == ["_ProxyMeterProvider", None]
+    assert "Prometheus endpoint on 127.0.0.1" in err and "not started" in err
+
+
+def test_invalid_prometheus_port_is_ignored(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv(export.PROMETHEUS_PORT_ENV, "http")
+    monkeypatch.delenv("OTEL_EXPORTER_OTLP_ENDPOINT", raising=False)
+    before = export.prometheus_address()
+    export.ensure_providers()
+    assert export.prometheus_address() == before is None
+
+
+def test_shutdown_stops_the_prometheus_endpoint() -> None:
+    code = SETUP + textwrap.dedent("""
+        import urllib.request
+        host, port = export.prometheus_address()
+        export.shutdown(timeout=2)
+        try:
+            urllib.request.urlopen(f"http://{host}:{port}/metrics", timeout=2)
+            print(json.dumps("still serving"))
+        except OSError:
+            print(json.dumps(export.prometheus_address()))
+    """)
+    out, _, _ = run_python(code, {"TOOLTAP_PROMETHEUS_PORT": "0"})
+    assert out is None
+
+
+def test_prometheus_address_reports_the_bound_port() -> None:
+    port = free_port()
+    code = SETUP + "print(json.dumps(export.prometheus_address()))"
+    out, _, _ = run_python(code, {"TOOLTAP_PROMETHEUS_PORT": str(port)})
+    assert out == ["127.0.0.1", port]
+    with pytest.raises(OSError):  # and it is closed again after exit
+        urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=2)
