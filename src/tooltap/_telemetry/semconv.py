@@ -7,6 +7,7 @@ unit suffix, ``_total`` on counters); ``PROMETHEUS_NAMES`` lists them for dashbo
 
 from __future__ import annotations
 
+import re
 from typing import Final
 
 SCHEMA_URL: Final = "https://opentelemetry.io/schemas/gen-ai-dev/1.42.0-dev"
@@ -139,18 +140,27 @@ def operation_name(dialect: str) -> str:
     return OPERATION_GENERATE_CONTENT if dialect == "google.genai" else OPERATION_CHAT
 
 
+#: Vertex AI paths: ``/v1/projects/{p}/locations/{l}/...`` and ``.../publishers/google/models/``.
+_VERTEX_PATH: Final = re.compile(r"/publishers/google/models/|/projects/[^/]+/locations/[^/]+/")
+#: Gemini API paths: ``/{v1|v1beta|v1alpha...}/{models|tunedModels}/{model}:{method}``.
+_GEMINI_PATH: Final = re.compile(r"/v\d+(?:alpha|beta)?\d*/(?:models|tunedModels)/[^/:]+:")
+
+
 def provider_name(dialect: str, host: str | None = None, path: str | None = None) -> str:
-    """``gen_ai.provider.name``; Google's backend is told by host, then by path."""
+    """``gen_ai.provider.name``; Google's backend is told by host, then by the path's form.
+
+    Vertex AI: host ``*aiplatform.googleapis.com`` or a Vertex path; Gemini API: host
+    ``generativelanguage.googleapis.com`` or a Gemini path on any host (a proxy, the
+    simulator); ``gcp.gen_ai`` only when neither can be told.
+    """
     known = _PROVIDER_OF_DIALECT.get(dialect)
     if known is not None:
         return known
-    host = (host or "").lower()
+    host = (host or "").lower().rstrip(".")
     path = path or ""
-    if host.endswith("aiplatform.googleapis.com") or (
-        "/projects/" in path and "/publishers/google/" in path
-    ):
+    if host.endswith("aiplatform.googleapis.com") or _VERTEX_PATH.search(path):
         return "gcp.vertex_ai"
-    if host.endswith("generativelanguage.googleapis.com") or "/v1beta/models/" in path:
+    if host.endswith("generativelanguage.googleapis.com") or _GEMINI_PATH.search(path):
         return "gcp.gemini"
     return "gcp.gen_ai"
 
