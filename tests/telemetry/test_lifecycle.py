@@ -15,7 +15,7 @@ from tt_support import Recorder, attrs
 
 import tooltap
 from tooltap import ErrorClass, Parsed, RequestInfo, ToolCall, ToolResultRef
-from tooltap._telemetry.lifecycle import tool_execution
+from tooltap._telemetry.execution import tool_execution
 from tooltap._telemetry.operation import Operation, current_operation, get_telemetry
 
 SCHEMA = {"type": "object", "properties": {"key": {"type": "string"}}, "required": ["key"]}

@@ -10,7 +10,7 @@ from tt_support import DIALECTS, Recorder, attrs, first_body, post, second_body,
 
 import tooltap
 from tooltap._telemetry.config import Config, capture_mode_from
-from tooltap._telemetry.lifecycle import tool_execution
+from tooltap._telemetry.execution import tool_execution
 from tooltap.simulator import Simulator
 
 CANARY = "sk-CANARY-7f3a9c"

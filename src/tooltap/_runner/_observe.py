@@ -14,7 +14,7 @@ from typing import Any, Final, Protocol
 
 from .._core.model import ToolCall
 from .._patch.quietly import quietly
-from .._telemetry.lifecycle import Execution, tool_execution
+from .._telemetry.execution import Execution, tool_execution
 from .._telemetry.telemetry import get_telemetry
 
 __all__ = [

@@ -22,8 +22,7 @@ import json
 import threading
 import time
 from collections import OrderedDict, deque
-from collections.abc import Iterator, Mapping
-from contextlib import contextmanager
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Final
 
@@ -31,7 +30,6 @@ from opentelemetry import trace
 from opentelemetry.trace import Span, SpanContext, SpanKind, Status, StatusCode
 
 from .._core.model import ToolCall, ToolResultRef
-from .._patch.quietly import report
 from . import semconv as sc
 from .content import to_json
 from .listeners import ToolCallReceived, ToolResultSent
@@ -39,7 +37,7 @@ from .listeners import ToolCallReceived, ToolResultSent
 if TYPE_CHECKING:
     from .telemetry import Telemetry
 
-__all__ = ["Execution", "Lifecycle", "tool_execution"]
+__all__ = ["Lifecycle", "OpenCall"]
 
 _ANSWERED_CAP: Final = 50_000
 Key = tuple[str, str]
@@ -53,7 +51,7 @@ def _canonical(args: Mapping[str, Any] | None) -> str:
 
 
 @dataclass(slots=True, eq=False)
-class _Open:
+class OpenCall:
     """One open ``execute_tool`` span."""
 
     span: Span
@@ -77,9 +75,9 @@ class Lifecycle:
     def __init__(self, tel: Telemetry) -> None:
         self._tel = tel
         self._lock = threading.Lock()
-        self._open: OrderedDict[int, _Open] = OrderedDict()  # by id(entry), oldest first
-        self._by_id: dict[str, _Open] = {}
-        self._by_key: dict[Key, deque[_Open]] = {}
+        self._open: OrderedDict[int, OpenCall] = OrderedDict()  # by id(entry), oldest first
+        self._by_id: dict[str, OpenCall] = {}
+        self._by_key: dict[Key, deque[OpenCall]] = {}
         self._answered: OrderedDict[str | Key, int] = OrderedDict()
 
     def __len__(self) -> int:
@@ -95,7 +93,7 @@ class Lifecycle:
         provider: str,
         label: str,
         outcome: str = sc.RESULT_OK,
-    ) -> _Open:
+    ) -> OpenCall:
         """Open the span of a call that was fully received (``outcome``: ok or the problem)."""
         ctx = trace.set_span_in_context(parent) if parent is not None else None
         attributes: dict[str, Any] = {
@@ -116,16 +114,16 @@ class Lifecycle:
             kind=SpanKind.INTERNAL,
             attributes=attributes,
         )
-        entry = _Open(span, call, provider, label, outcome, time.monotonic())
+        entry = OpenCall(span, call, provider, label, outcome, time.monotonic())
         if call.call_id is None:
             entry.key = (call.name, _canonical(call.args))
         self._register(entry)
         self._tel.listeners.emit(ToolCallReceived(call, entry.context))
         return entry
 
-    def _register(self, entry: _Open) -> None:
-        evicted: list[_Open] = []
-        superseded: _Open | None = None
+    def _register(self, entry: OpenCall) -> None:
+        evicted: list[OpenCall] = []
+        superseded: OpenCall | None = None
         with self._lock:
             if entry.call.call_id is not None:
                 superseded = self._by_id.pop(entry.call.call_id, None)
@@ -141,12 +139,12 @@ class Lifecycle:
         for old in evicted + ([superseded] if superseded is not None else []):
             self._finish(old, sc.RESULT_ORPHANED, is_error=True)
 
-    def _unlink_oldest(self) -> _Open:
+    def _unlink_oldest(self) -> OpenCall:
         _, entry = self._open.popitem(last=False)
         self._unlink(entry)
         return entry
 
-    def _unlink(self, entry: _Open) -> None:
+    def _unlink(self, entry: OpenCall) -> None:
         self._open.pop(id(entry), None)
         if entry.key is None:
             if self._by_id.get(entry.call.call_id or "") is entry:
@@ -174,7 +172,7 @@ class Lifecycle:
         """Account the results a request carries; return the tool spans it answers (to link)."""
         if not refs:
             return []
-        matched: list[tuple[_Open, ToolResultRef]] = []
+        matched: list[tuple[OpenCall, ToolResultRef]] = []
         extra: list[tuple[ToolResultRef, str]] = []  # (ref, duplicate | unknown_call)
         with self._lock:
             for group_key, group in _group(refs).items():
@@ -208,7 +206,7 @@ class Lifecycle:
         while len(self._answered) > _ANSWERED_CAP:
             self._answered.popitem(last=False)
 
-    def _take(self, ref: ToolResultRef) -> _Open | None:
+    def _take(self, ref: ToolResultRef) -> OpenCall | None:
         """Pop the open entry a result answers (call id; else args key; else name and order)."""
         if ref.call_id is not None:
             entry = self._by_id.get(ref.call_id)
@@ -258,7 +256,7 @@ class Lifecycle:
 
     # --- ending ----------------------------------------------------------------------------
 
-    def _finish(self, entry: _Open, result: str, *, is_error: bool) -> float:
+    def _finish(self, entry: OpenCall, result: str, *, is_error: bool) -> float:
         """End one (already unlinked) span with ``result``; record metrics; return duration."""
         duration = time.monotonic() - entry.started
         span = entry.span
@@ -284,7 +282,7 @@ class Lifecycle:
     def expire(self, now: float | None = None) -> int:
         """End, as orphaned, the calls open longer than ``orphan_timeout``; return how many."""
         limit = (time.monotonic() if now is None else now) - self._tel.config.orphan_timeout
-        expired: list[_Open] = []
+        expired: list[OpenCall] = []
         with self._lock:
             while self._open:
                 oldest = next(iter(self._open.values()))
@@ -306,7 +304,7 @@ class Lifecycle:
             self._finish(entry, sc.RESULT_ORPHANED, is_error=True)
         return len(entries)
 
-    def find(self, call: ToolCall) -> _Open | None:
+    def find(self, call: ToolCall) -> OpenCall | None:
         """The open entry of ``call`` (by id, else by name and args), without removing it."""
         with self._lock:
             if call.call_id is not None:
@@ -325,80 +323,3 @@ def _group(refs: tuple[ToolResultRef, ...]) -> dict[str | Key, list[ToolResultRe
             key = (ref.name or "", args)
         groups.setdefault(key, []).append(ref)
     return groups
-
-
-class Execution:
-    """The handler run of one call, recorded on its ``execute_tool`` span."""
-
-    __slots__ = ("_capture", "_entry", "_started")
-
-    def __init__(self, entry: _Open | None, capture: bool) -> None:
-        self._entry = entry
-        self._started = time.monotonic()
-        self._capture = capture
-
-    def record_result(self, output: Any, *, is_error: bool, error_type: str | None = None) -> None:
-        """Record the handler's outcome (never raises)."""
-        entry = self._entry
-        if entry is None:
-            return
-        span = entry.span
-        try:
-            span.set_attribute(sc.TOOLTAP_HANDLER_DURATION, time.monotonic() - self._started)
-            if is_error:
-                entry.handler_error = error_type or sc.ERROR_TOOL
-                span.set_attribute(sc.ERROR_TYPE, entry.handler_error)
-                span.set_status(Status(StatusCode.ERROR, entry.handler_error))
-            if self._capture:
-                span.set_attribute(sc.GEN_AI_TOOL_CALL_RESULT, to_json(output))
-        except Exception as exc:  # noqa: BLE001
-            _report(exc)
-
-
-_NOOP: Final = Execution(None, False)
-
-
-def _report(exc: BaseException) -> None:
-    report(exc, "lifecycle")
-
-
-def _open_execution(tel: Telemetry, call: ToolCall, side_effects: bool) -> Execution:
-    lifecycle = tel.lifecycle
-    entry = lifecycle.find(call)
-    if entry is None:  # the tap never saw this call: open (and register) its span now
-        parent = trace.get_current_span()
-        entry = lifecycle.received(
-            call,
-            parent=parent if parent.get_span_context().is_valid else None,
-            provider=sc.provider_name(call.dialect) if call.dialect else call.provider,
-            label=tel.tool_names.label(call.name, None),
-        )
-    entry.handled = True
-    entry.span.set_attribute(sc.TOOLTAP_SIDE_EFFECTS, side_effects)
-    return Execution(entry, tel.config.content_on_span)
-
-
-@contextmanager
-def tool_execution(call: ToolCall, *, side_effects: bool = False) -> Iterator[Execution]:
-    """Record a harness's handler run on THE ``execute_tool`` span of ``call``.
-
-    The span is the one the wire tap opened when it saw the call; if it never did,
-    one is opened now and registered, so the wire never opens a second one. It ends
-    when the result is sent (or as orphaned). An exception escaping the block is
-    recorded as the handler's error and re-raised unchanged. No-op when not
-    instrumented.
-    """
-    from .telemetry import get_telemetry
-
-    tel = get_telemetry()
-    execution = _NOOP
-    if tel is not None:
-        try:
-            execution = _open_execution(tel, call, side_effects)
-        except Exception as exc:  # noqa: BLE001
-            _report(exc)
-    try:
-        yield execution
-    except BaseException as exc:
-        execution.record_result(None, is_error=True, error_type=type(exc).__name__)
-        raise
