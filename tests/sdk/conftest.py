@@ -8,9 +8,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import pytest
+from opentelemetry.context import Context
 from opentelemetry.sdk.metrics import MeterProvider
 from opentelemetry.sdk.metrics.export import InMemoryMetricReader
-from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
+from opentelemetry.sdk.trace import ReadableSpan, Span, SpanProcessor, TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 from opentelemetry.trace import SpanKind
@@ -21,6 +22,16 @@ from tooltap.simulator import Simulator
 INFERENCE_OPERATIONS = ("chat", "generate_content")
 
 
+class StartedAttributes(SpanProcessor):
+    """Keeps each span's attributes as they were when it started (what samplers see)."""
+
+    def __init__(self) -> None:
+        self.by_span: dict[int, dict[str, Any]] = {}
+
+    def on_start(self, span: Span, parent_context: Context | None = None) -> None:
+        self.by_span[span.context.span_id] = dict(span.attributes or {})
+
+
 @dataclass
 class Recorder:
     """What one instrumented test emitted: spans, metrics and listener events."""
@@ -29,7 +40,12 @@ class Recorder:
     reader: InMemoryMetricReader
     tracer_provider: TracerProvider
     meter_provider: MeterProvider
+    started: StartedAttributes
     events: list[Any] = field(default_factory=list)
+
+    def at_start(self, span: ReadableSpan) -> dict[str, Any]:
+        """``span``'s attributes when it started."""
+        return self.started.by_span[span.context.span_id]
 
     def instrument(self) -> None:
         """``tooltap.instrument`` into this recorder's providers and listener."""
@@ -96,10 +112,12 @@ def otel() -> Iterator[Recorder]:
     """tooltap instrumented into in-memory providers; uninstrumented afterwards."""
     exporter = InMemorySpanExporter()
     tracer_provider = TracerProvider()
+    started = StartedAttributes()
+    tracer_provider.add_span_processor(started)
     tracer_provider.add_span_processor(SimpleSpanProcessor(exporter))
     reader = InMemoryMetricReader()
     meter_provider = MeterProvider(metric_readers=[reader])
-    recorder = Recorder(exporter, reader, tracer_provider, meter_provider)
+    recorder = Recorder(exporter, reader, tracer_provider, meter_provider, started)
     recorder.instrument()
     try:
         yield recorder

@@ -17,6 +17,8 @@ from dataclasses import dataclass
 from typing import Any, ClassVar
 
 import anthropic
+import httpx
+import httpx2
 import openai
 from google import genai
 from google.genai import types
@@ -262,14 +264,28 @@ class GoogleModels:
 
 class Google:
     dialect = "google.genai"
-    provider = "gcp.gen_ai"  # a loopback host and a /v1/models path: backend unknown
+    provider = "gcp.gemini"  # the Gemini API path form, on the loopback host
     model = "gemini-2.5-flash"
     params = PARAMS
+
+    def __init__(self, transport: str = "default") -> None:
+        """``default``: httpx2 sync, aiohttp async; ``httpx2``: httpx2 both; ``httpx``: httpx both."""
+        self.transport = transport
+
+    def _transports(self) -> dict[str, Any]:
+        if self.transport == "httpx":
+            return {
+                "client_args": {"transport": httpx.HTTPTransport()},
+                "async_client_args": {"transport": httpx.AsyncHTTPTransport()},
+            }
+        if self.transport == "httpx2":  # a transport of its own turns aiohttp off
+            return {"async_client_args": {"transport": httpx2.AsyncHTTPTransport()}}
+        return {}
 
     def client(
         self, sim: Simulator, *, sync: bool, tracer_provider: Any = None, **options: Any
     ) -> Any:
-        http = types.HttpOptions(base_url=sim.google_base_url, **options)
+        http = types.HttpOptions(base_url=sim.google_base_url, **self._transports(), **options)
         return GoogleModels(genai.Client(api_key="goog-test", http_options=http), sync)
 
     def _config(self) -> types.GenerateContentConfig:
@@ -330,4 +346,6 @@ DRIVERS: dict[str, Any] = {
     "anthropic": Anthropic(),
     "anthropic.traced": Anthropic(traced=True),
     "google": Google(),
+    "google.httpx2": Google("httpx2"),
+    "google.httpx": Google("httpx"),
 }

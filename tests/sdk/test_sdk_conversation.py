@@ -35,7 +35,9 @@ async def test_lookup_conversation(
     (first,) = otel.inference_spans()
     attrs = dict(first.attributes or {})
     assert first.kind is SpanKind.CLIENT
-    assert attrs["gen_ai.operation.name"] == ("generate_content" if name == "google" else "chat")
+    assert attrs["gen_ai.operation.name"] == (
+        "generate_content" if driver.dialect == "google.genai" else "chat"
+    )
     assert attrs["gen_ai.provider.name"] == driver.provider
     assert attrs["gen_ai.request.model"] == driver.model
     assert attrs["gen_ai.request.stream"] is stream
@@ -45,6 +47,10 @@ async def test_lookup_conversation(
         assert attrs[key] == value, key
     assert attrs["gen_ai.response.finish_reasons"] == ("tool_call",)
     assert "error.type" not in attrs
+    # What samplers see: the (S) attributes are there when the span starts.
+    sampling = ("gen_ai.operation.name", "gen_ai.provider.name", "gen_ai.request.model")
+    sampling += ("server.address", "server.port")
+    assert {k: otel.at_start(first)[k] for k in sampling} == {k: attrs[k] for k in sampling}
     if name == "anthropic.traced":  # anthropic's own span, adopted: still exactly one
         assert first.instrumentation_scope.name == "com.anthropic.sdk.python"
     else:

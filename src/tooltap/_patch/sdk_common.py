@@ -66,6 +66,8 @@ class Call:
     server_port: int | None
     stream: bool
     params: dict[str, AttributeValue] = field(default_factory=dict)
+    #: ``gen_ai.provider.name`` when the URL tells more than the dialect (Google's backends).
+    provider: str | None = None
 
     def open(self, tel: Telemetry) -> Operation:
         """Start the call's operation (its inference span) with the request attributes."""
@@ -77,6 +79,7 @@ class Call:
             server_port=self.server_port,
             stream=self.stream,
             owner="sdk",
+            provider_name=self.provider,
         )
         if self.params:
             op.span.set_attributes(self.params)

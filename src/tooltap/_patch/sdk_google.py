@@ -19,6 +19,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from .._core.detect import detect_dialect
+from .._telemetry import semconv as sc
 from .._telemetry.telemetry import Telemetry
 from .sdk_common import Call, Patch, PatchSet, arg, request_params, server_of, wrappers
 
@@ -41,6 +42,7 @@ def _describe(instance: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> C
         return None
     body = request.data if isinstance(request.data, Mapping) else {}
     address, port = server_of(url)
+    path = urlsplit(url).path
     return Call(
         dialect=dialect,
         request_model=_model(url),
@@ -48,6 +50,7 @@ def _describe(instance: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> C
         server_port=port,
         stream=bool(arg(args, kwargs, 2, "stream")),
         params=request_params(dialect, body),
+        provider=sc.provider_name(dialect, address, path),
     )
 
 
