@@ -18,7 +18,7 @@ from typing import Any, Final, Literal
 import wrapt
 
 from .._core.errors import classify_error
-from .._core.model import Problem, RequestInfo
+from .._core.model import ErrorClass, Problem, RequestInfo
 from .._core.stream import StreamParser, parse_response
 from .._telemetry.operation import Operation
 from .quietly import quietly, report
@@ -140,12 +140,19 @@ class TapState:
         if self._finalizer is not None:
             self._finalizer.detach()
             self._finalizer = None
+        error: ErrorClass | None = None
+        try:
+            error = self._record(end, exc)
+        finally:  # a recording failure (a tooltap bug) must not leave the operation open
+            self.op.release(None if self.mode == "error" else exc, error)
+
+    def _record(self, end: End, exc: BaseException | None) -> ErrorClass | None:
+        """Record the response on the operation; the error it ends with, for error bodies."""
         op = self.op
         if self.mode == "error":
             error = classify_error(self.status, self.headers, bytes(self._buf) or None)
             op.attempt_failed(error)
-            op.release(error=error)
-            return
+            return error
         early = end in ("closed", "collected")
         failure = classify_error(None, {}, None, exc) if exc is not None else None
         if self._off:
@@ -164,7 +171,7 @@ class TapState:
             op.record_closed_early()
         if failure is not None:
             op.attempt_failed(failure)
-        op.release(exc)
+        return None
 
 
 def _json(body: bytes) -> Any:

@@ -104,6 +104,7 @@ class Operation:
         self._failure: ErrorClass | None = None  # the outcome so far, None = success
         self._ttfc_recorded = False
         self._delivered: set[int] = set()
+        self._delivered_ids: set[str] = set()
         self._output: list[dict[str, Any]] | None = None
 
     def _name(self) -> str:
@@ -148,6 +149,7 @@ class Operation:
             self.tel.instruments.retries.add(1, {**self.attributes, sc.ERROR_TYPE: error_type})
         self._retry_error = None
         self._delivered = set()
+        self._delivered_ids = set()
         if "x-api-key" in lower and "authorization" in lower:
             self._set(sc.TOOLTAP_CONFLICTING_AUTH, True)
         if self.provider == "gcp.gen_ai" and (url_host or url_path):
@@ -217,6 +219,8 @@ class Operation:
             if call.index in self._delivered:
                 continue
             self._delivered.add(call.index)
+            if call.call_id is not None:
+                self._delivered_ids.add(call.call_id)
             problems = validate(call, info) if info is not None else []
             outcome = next((p.kind for p in problems if p.kind in _CALL_OUTCOMES), sc.RESULT_OK)
             for problem in problems:
@@ -316,21 +320,30 @@ class Operation:
         self._set(sc.TOOLTAP_STREAM_CLOSED_EARLY, True)
 
     def record_problem(self, problem: Problem) -> None:
-        """A parser problem: event, metric (per call or per response), listeners."""
+        """A parser problem: event, metric (per call or per response), listeners.
+
+        A problem about a call this attempt delivered annotates that call (counted once,
+        as delivered); any other per-call problem is a broken call: counted with its
+        kind, and given its span (or its id remembered) by the lifecycle.
+        """
         self._problem_event(problem)
-        if problem.call_index is not None or problem.call_id is not None:
+        if problem.call_index is None and problem.call_id is None:
+            self.tel.instruments.stream_problems.add(
+                1, {**self.attributes, sc.TOOLTAP_PROBLEM_KIND: problem.kind}
+            )
+        elif problem.call_id not in self._delivered_ids:
             declared = self.request_info.tools if self.request_info is not None else None
+            label = self.tel.tool_names.label(problem.name, declared)
             self.tel.instruments.tool_calls.add(
                 1,
                 {
                     sc.GEN_AI_PROVIDER_NAME: self.provider,
-                    sc.GEN_AI_TOOL_NAME: self.tel.tool_names.label(problem.name, declared),
+                    sc.GEN_AI_TOOL_NAME: label,
                     sc.TOOLTAP_OUTCOME: problem.kind,
                 },
             )
-        else:
-            self.tel.instruments.stream_problems.add(
-                1, {**self.attributes, sc.TOOLTAP_PROBLEM_KIND: problem.kind}
+            self.tel.lifecycle.broken(
+                problem, parent=self.span, provider=self.provider, label=label, dialect=self.dialect
             )
         self.tel.listeners.emit(
             ToolCallProblem(problem, self.dialect, self.span.get_span_context())
@@ -386,17 +399,20 @@ class Operation:
             if self._ended:
                 return
             self._ended = True
-        if error is None and exc is not None:
-            error = classify_error(None, {}, None, exc)
-        error = error or self._failure
-        attributes = dict(self.attributes)
-        if self._resends:
-            self._set(sc.HTTP_REQUEST_RESEND_COUNT, self._resends)
-        if error is not None:
-            attributes[sc.ERROR_TYPE] = error.error_type
-            self._set(sc.ERROR_TYPE, error.error_type)
-            if self.span.is_recording():
-                self.span.set_status(Status(StatusCode.ERROR, error.error_type))
-        self.tel.instruments.operation_duration.record(time.monotonic() - self._started, attributes)
-        if not self._adopted:
-            self.span.end()
+        try:
+            if error is None and exc is not None:
+                error = classify_error(None, {}, None, exc)
+            error = error or self._failure
+            attributes = dict(self.attributes)
+            if self._resends:
+                self._set(sc.HTTP_REQUEST_RESEND_COUNT, self._resends)
+            if error is not None:
+                attributes[sc.ERROR_TYPE] = error.error_type
+                self._set(sc.ERROR_TYPE, error.error_type)
+                if self.span.is_recording():
+                    self.span.set_status(Status(StatusCode.ERROR, error.error_type))
+            duration = time.monotonic() - self._started
+            self.tel.instruments.operation_duration.record(duration, attributes)
+        finally:  # a recording failure (a tooltap bug) must not leave the span open
+            if not self._adopted:
+                self.span.end()
