@@ -14,6 +14,14 @@ duplicates (a repeated side effect). Google calls without ids are keyed by
 ``(name, canonical JSON of args)`` and matched FIFO, then by name and order.
 Memory is bounded: at most ``max_open_calls`` open spans (the oldest is orphaned
 first) and a bounded memory of answered ids.
+
+Broken calls keep their call-id lifecycle. A call whose arguments arrived whole but
+unusable (``invalid_json``, ``unexpected_shape``, ``oversized_arguments``, with an id)
+gets its span too, ``error.type`` = the problem kind and ERROR status whatever the
+result, so the error result a harness sends under its id ends it as ``error``. A
+``truncated_json`` call never fully arrived: no span, but its id is remembered
+(bounded) so a result for it counts as ``ok``/``error``, not ``unknown_call``.
+Listeners get no ``ToolCallReceived`` for a broken call (it is not a call to run).
 """
 
 from __future__ import annotations
@@ -29,7 +37,7 @@ from typing import TYPE_CHECKING, Any, Final
 from opentelemetry import trace
 from opentelemetry.trace import Span, SpanContext, SpanKind, Status, StatusCode
 
-from .._core.model import ToolCall, ToolResultRef
+from .._core.model import PROVIDER_OF, Problem, ToolCall, ToolResultRef
 from . import semconv as sc
 from .content import to_json
 from .listeners import ToolCallReceived, ToolResultSent
@@ -40,6 +48,8 @@ if TYPE_CHECKING:
 __all__ = ["Lifecycle", "OpenCall"]
 
 _ANSWERED_CAP: Final = 50_000
+#: Problems of a call that arrived whole but unusable: the call gets its span.
+BROKEN_CALL_KINDS: Final = frozenset({"invalid_json", "unexpected_shape", "oversized_arguments"})
 Key = tuple[str, str]
 
 
@@ -63,6 +73,7 @@ class OpenCall:
     key: Key | None = None
     handled: bool = False
     handler_error: str | None = None
+    broken: bool = False  # arrived whole but unusable: ``outcome`` is the problem kind
 
     @property
     def context(self) -> SpanContext:
@@ -79,6 +90,7 @@ class Lifecycle:
         self._by_id: dict[str, OpenCall] = {}
         self._by_key: dict[Key, deque[OpenCall]] = {}
         self._answered: OrderedDict[str | Key, int] = OrderedDict()
+        self._truncated: OrderedDict[str, str] = OrderedDict()  # call id -> provider
 
     def __len__(self) -> int:
         return len(self._open)
@@ -93,33 +105,70 @@ class Lifecycle:
         provider: str,
         label: str,
         outcome: str = sc.RESULT_OK,
+        broken: bool = False,
     ) -> OpenCall:
-        """Open the span of a call that was fully received (``outcome``: ok or the problem)."""
+        """Open the span of a call that was fully received (``outcome``: ok or the problem).
+
+        ``broken``: ``outcome`` is a problem that kept the arguments from being used
+        (``call`` is then a stand-in: no args, ``raw_arguments`` what arrived).
+        """
         ctx = trace.set_span_in_context(parent) if parent is not None else None
         attributes: dict[str, Any] = {
             sc.GEN_AI_OPERATION_NAME: sc.OPERATION_EXECUTE_TOOL,
             sc.GEN_AI_TOOL_NAME: call.name,
             sc.GEN_AI_TOOL_TYPE: sc.TOOL_TYPE_FUNCTION,
             sc.GEN_AI_PROVIDER_NAME: provider,
-            sc.TOOLTAP_TOOL_CALL_INDEX: call.index,
             sc.TOOLTAP_OUTCOME: outcome,
         }
+        if call.index >= 0:
+            attributes[sc.TOOLTAP_TOOL_CALL_INDEX] = call.index
         if call.call_id is not None:
             attributes[sc.GEN_AI_TOOL_CALL_ID] = call.call_id
+        if broken:
+            attributes[sc.ERROR_TYPE] = outcome
         if self._tel.config.content_on_span:
-            attributes[sc.GEN_AI_TOOL_CALL_ARGUMENTS] = to_json(call.args)
+            arguments = call.raw_arguments if broken else to_json(call.args)
+            if arguments is not None:
+                attributes[sc.GEN_AI_TOOL_CALL_ARGUMENTS] = arguments
         span = self._tel.tracer.start_span(
-            f"{sc.OPERATION_EXECUTE_TOOL} {call.name}",
+            f"{sc.OPERATION_EXECUTE_TOOL} {call.name}".rstrip(),
             context=ctx,
             kind=SpanKind.INTERNAL,
             attributes=attributes,
         )
-        entry = OpenCall(span, call, provider, label, outcome, time.monotonic())
+        entry = OpenCall(span, call, provider, label, outcome, time.monotonic(), broken=broken)
         if call.call_id is None:
             entry.key = (call.name, _canonical(call.args))
         self._register(entry)
-        self._tel.listeners.emit(ToolCallReceived(call, entry.context))
+        if not broken:
+            self._tel.listeners.emit(ToolCallReceived(call, entry.context))
         return entry
+
+    def broken(
+        self, problem: Problem, *, parent: Span | None, provider: str, label: str, dialect: str
+    ) -> None:
+        """A call (with an id) that a problem kept from being a call: span, or remembered id."""
+        call_id = problem.call_id
+        if call_id is None:
+            return
+        if problem.kind in BROKEN_CALL_KINDS:
+            index = -1 if problem.call_index is None else problem.call_index
+            stand_in = ToolCall(problem.name or "", {}, PROVIDER_OF.get(dialect, ""), call_id,
+                                index, problem.received, dialect)  # fmt: skip
+            self.received(
+                stand_in,
+                parent=parent,
+                provider=provider,
+                label=label,
+                outcome=problem.kind,
+                broken=True,
+            )
+        elif problem.kind == "truncated_json":
+            with self._lock:
+                self._truncated[call_id] = provider
+                self._truncated.move_to_end(call_id)
+                while len(self._truncated) > _ANSWERED_CAP:
+                    self._truncated.popitem(last=False)
 
     def _register(self, entry: OpenCall) -> None:
         evicted: list[OpenCall] = []
@@ -173,7 +222,7 @@ class Lifecycle:
         if not refs:
             return []
         matched: list[tuple[OpenCall, ToolResultRef]] = []
-        extra: list[tuple[ToolResultRef, str]] = []  # (ref, duplicate | unknown_call)
+        extra: list[tuple[ToolResultRef, str, str]] = []  # (ref, result, provider)
         with self._lock:
             for group_key, group in _group(refs).items():
                 seen = self._answered.get(group_key, 0)
@@ -181,12 +230,15 @@ class Lifecycle:
                 known = seen > 0
                 for ref in group[seen:]:
                     entry = self._take(ref)
+                    cut = self._truncated.pop(ref.call_id, None) if ref.call_id else None
                     if entry is not None:
                         matched.append((entry, ref))
+                    elif cut is not None:  # a truncated call's id: answered, never a call
+                        result = sc.RESULT_ERROR if ref.is_error else sc.RESULT_OK
+                        extra.append((ref, result, cut))
                     else:
-                        extra.append(
-                            (ref, sc.RESULT_DUPLICATE if known else sc.RESULT_UNKNOWN_CALL)
-                        )
+                        result = sc.RESULT_DUPLICATE if known else sc.RESULT_UNKNOWN_CALL
+                        extra.append((ref, result, provider))
                     known = True
         links: list[SpanContext] = []
         for entry, ref in matched:
@@ -196,8 +248,8 @@ class Lifecycle:
             self._tel.listeners.emit(
                 ToolResultSent(ref.call_id, entry.call.name, ref.is_error, duration, result)
             )
-        for ref, result in extra:
-            self._count_extra(ref, result, provider, declared, inference_span)
+        for ref, result, ref_provider in extra:
+            self._count_extra(ref, result, ref_provider, declared, inference_span)
         return links
 
     def _remember(self, key: str | Key, count: int) -> None:
@@ -265,9 +317,11 @@ class Lifecycle:
             sc.RESULT_ERROR: entry.handler_error or sc.ERROR_TOOL,
             sc.RESULT_ORPHANED: sc.RESULT_ORPHANED,
         }.get(result, entry.outcome if entry.outcome != sc.RESULT_OK else None)
+        if entry.broken:  # never run: the problem is the error, whatever the result
+            error_type = entry.outcome
         if error_type is not None:
             span.set_attribute(sc.ERROR_TYPE, error_type)
-        if is_error:
+        if is_error or entry.broken:
             span.set_status(Status(StatusCode.ERROR, error_type))
         span.end()
         attributes = {
