@@ -1,6 +1,6 @@
 """Real traffic for the ops tests: the example agents, instrumented, against the simulator.
 
-    python tests/ops/traffic.py --mix faults|healthy [--prometheus-port N] [--hold]
+    python tests/ops/traffic.py --mix faults|healthy [--prometheus-port N] [--hold] [--pace S]
 
 Instruments with ``tooltap.instrument()`` (exporters from env, plus the Prometheus
 endpoint when a port is given), starts the simulator on 127.0.0.1, runs the mix through
@@ -145,7 +145,7 @@ def interleave(*groups: list[T]) -> list[T]:
 FAULTS = interleave(STORM, BAD_CALLS, OTHER, HEALTHY)
 
 
-def run(mix: str, sim: Simulator) -> dict[str, int]:
+def run(mix: str, sim: Simulator, pace: float) -> dict[str, int]:
     clients = Clients(sim)
     failed = 0
     steps = FAULTS if mix == "faults" else HEALTHY * 2
@@ -153,7 +153,7 @@ def run(mix: str, sim: Simulator) -> dict[str, int]:
         sim.reset()
         if fault is not None:
             sim.inject(fault, dialect=dialect, times=times)
-        time.sleep(PACE)
+        time.sleep(pace)
         try:
             step(clients)
         except Exception as exc:  # noqa: BLE001 - the agent sees the fault, as expected
@@ -167,10 +167,11 @@ def main() -> None:
     parser.add_argument("--mix", choices=("faults", "healthy"), required=True)
     parser.add_argument("--prometheus-port", type=int)
     parser.add_argument("--hold", action="store_true")
+    parser.add_argument("--pace", type=float, default=PACE)
     options = parser.parse_args()
     tooltap.instrument(prometheus_port=options.prometheus_port)
     with Simulator() as sim:
-        summary = run(options.mix, sim)
+        summary = run(options.mix, sim, options.pace)
     tooltap.flush()
     print(json.dumps({"done": summary, "prometheus": export.prometheus_address()}), flush=True)
     if options.hold:
