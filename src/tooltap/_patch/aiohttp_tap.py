@@ -28,7 +28,7 @@ from opentelemetry.instrumentation.utils import is_instrumentation_enabled
 
 from .._core.detect import detect_dialect
 from .._telemetry.telemetry import Telemetry, get_telemetry
-from .httpx_tap import _begin, _Exchange
+from .httpx_tap import _begin, _Exchange, in_send
 from .quietly import quietly
 from .sdk_common import Patch, PatchSet, arg
 from .tap_stream import Mode, TapState
@@ -64,7 +64,7 @@ def _start(
     session: Any, args: tuple[Any, ...], kwargs: dict[str, Any]
 ) -> tuple[_Exchange, bool] | None:
     tel: Telemetry | None = get_telemetry()
-    if tel is None:
+    if tel is None or in_send.get():  # an httpx transport over aiohttp: httpx's tap records it
         return None
     method = str(arg(args, kwargs, 0, "method")).upper()
     if method != "POST" or not is_instrumentation_enabled():

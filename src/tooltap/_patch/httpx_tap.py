@@ -20,7 +20,7 @@ import re
 import sys
 import threading
 from collections.abc import Callable, Mapping
-from contextvars import Token
+from contextvars import ContextVar, Token
 from types import ModuleType
 from typing import Any, Final
 
@@ -44,6 +44,10 @@ __all__ = ["install", "uninstall"]
 _MODULES: Final = ("httpx", "httpx2")
 _GOOGLE_MODEL: Final = re.compile(r"/models/([^/:]+):")
 _DEFAULT_PORTS: Final = {"https": 443, "http": 80}
+
+#: True while this tap records an async send: a transport below httpx that sends through
+#: aiohttp (``httpx_aiohttp``, openai's ``DefaultAioHttpClient``) is not recorded again.
+in_send: ContextVar[bool] = ContextVar("tooltap_in_send", default=False)
 
 _lock = threading.Lock()
 _installed = False
@@ -187,11 +191,14 @@ async def _send_async(
     exchange = quietly(_start, args, kwargs)
     if exchange is None:
         return await wrapped(*args, **kwargs)
+    token = in_send.set(True)
     try:
         response = await wrapped(*args, **kwargs)
     except BaseException as exc:
         quietly(exchange.failed, exc)
         raise
+    finally:
+        in_send.reset(token)
     return quietly(exchange.responded, response, True, default=response)
 
 
