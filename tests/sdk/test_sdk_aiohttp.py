@@ -7,14 +7,21 @@ tap records it, so attempts, calls and spans are not doubled.
 
 from __future__ import annotations
 
+import asyncio
+import re
 from collections.abc import AsyncIterator
 from typing import Any
 
 import aiohttp
 import httpx2
-from sdk_drivers import DRIVERS
+import pytest
+from sdk_drivers import DRIVERS, USER
 
+import tooltap
+from tooltap._patch.tap_stream import TapState
 from tooltap.simulator import Simulator
+
+CLOCK = re.compile(rb'"created":\s*\d+')
 
 
 class _AiohttpTransport(httpx2.AsyncBaseTransport):
@@ -84,3 +91,89 @@ async def test_google_async_uses_aiohttp_and_is_tapped(otel: Any, sim: Simulator
     (span,) = otel.inference_spans()
     assert span.attributes["gen_ai.request.stream"] is True
     assert otel.total("gen_ai.client.operation.time_to_first_chunk") == 1
+
+
+async def _read_with(reader: Any, how: str) -> bytes:
+    """The whole body through one of the ``StreamReader`` APIs."""
+    if how == "read":
+        return bytes(await reader.read())
+    if how in ("readany", "readline"):
+        parts = []
+        while part := await getattr(reader, how)():
+            parts.append(part)
+        return b"".join(parts)
+    if how == "readuntil":
+        parts = []
+        while not reader.at_eof():
+            parts.append(await reader.readuntil(b"\n\n"))
+        return b"".join(parts)
+    if how == "readexactly":
+        parts = []
+        while True:
+            try:
+                parts.append(await reader.readexactly(10))
+            except asyncio.IncompleteReadError as exc:
+                return b"".join(parts) + exc.partial
+    if how == "readchunk":
+        parts = []
+        while (chunk := await reader.readchunk()) != (b"", False):
+            parts.append(chunk[0])
+        return b"".join(parts)
+    iterators = {
+        "lines": lambda: reader,
+        "iter_any": reader.iter_any,
+        "iter_chunked": lambda: reader.iter_chunked(7),
+        "iter_chunks": reader.iter_chunks,
+    }
+    items = [item async for item in iterators[how]()]
+    return b"".join(i if isinstance(i, bytes) else i[0] for i in items)
+
+
+READERS = [
+    "read", "readany", "readline", "readuntil", "readexactly", "readchunk",
+    "lines", "iter_any", "iter_chunked", "iter_chunks",
+]  # fmt: skip
+
+
+@pytest.mark.parametrize("how", READERS)
+async def test_every_reader_sees_the_same_bytes(otel: Any, how: str) -> None:
+    request = DRIVERS["openai.chat"]._request([{"role": "user", "content": USER}])
+
+    async def run(sim: Simulator) -> bytes:
+        async with (
+            aiohttp.ClientSession() as session,
+            session.post(
+                f"{sim.openai_base_url}/chat/completions", json={**request, "stream": True}
+            ) as response,
+        ):
+            return CLOCK.sub(b"", await _read_with(response.content, how))
+
+    tooltap.uninstrument()
+    try:
+        with Simulator(seed=0) as sim:
+            plain = await run(sim)
+    finally:
+        otel.instrument()
+    with Simulator(seed=0) as sim:
+        tapped = await run(sim)
+
+    assert tapped == plain and plain.endswith(b"data: [DONE]\n\n")
+    (span,) = otel.inference_spans()  # a transport-owned operation: no SDK above it
+    assert span.attributes["gen_ai.response.finish_reasons"] == ("tool_call",)
+    assert "tooltap.stream.closed_early" not in span.attributes
+    assert [name for _, name, _ in otel.received()] == ["lookup_demo_value"] * 2
+
+
+async def test_internal_failure_in_the_reader_never_reaches_the_app(
+    otel: Any, sim: Simulator, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def broken(self: Any, chunk: bytes) -> None:
+        raise RuntimeError("tooltap bug")
+
+    monkeypatch.setattr(TapState, "feed", broken)
+    turn = await DRIVERS["google"].turn1(DRIVERS["google"].client(sim, sync=False), True)
+
+    assert [args["key"] for _, _, args in turn.calls] == ["height", "weight"]
+    assert otel.total("tooltap.internal_errors", tooltap__component="tap_stream") == 1
+    (span,) = otel.inference_spans()
+    assert span.end_time is not None

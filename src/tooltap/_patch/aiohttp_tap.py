@@ -143,41 +143,42 @@ class _TapReader(wrapt.BaseObjectProxy["aiohttp.StreamReader"]):
         if self.__wrapped__.at_eof():
             quietly(state.finish, "exhausted")
 
-    async def _self_pull(self, method: str, *args: Any) -> Any:
+    async def _self_pull(self, method: str, *args: Any, **kwargs: Any) -> Any:
         try:
-            result = await getattr(self.__wrapped__, method)(*args)
+            result = await getattr(self.__wrapped__, method)(*args, **kwargs)
         except BaseException as exc:
             quietly(self._self_state.finish, "error", exc)
             raise
         self._self_seen(result if isinstance(result, bytes) else result[0])
         return result
 
-    async def read(self, n: int = -1) -> bytes:
-        data: bytes = await self._self_pull("read", n)
+    # Each reader takes the reader's own arguments, passed on untouched.
+    async def read(self, *args: Any, **kwargs: Any) -> bytes:
+        data: bytes = await self._self_pull("read", *args, **kwargs)
         return data
 
     async def readany(self) -> bytes:
         data: bytes = await self._self_pull("readany")
         return data
 
-    async def readline(self) -> bytes:
-        data: bytes = await self._self_pull("readline")
+    async def readline(self, *args: Any, **kwargs: Any) -> bytes:
+        data: bytes = await self._self_pull("readline", *args, **kwargs)
         return data
 
-    async def readuntil(self, separator: bytes = b"\n") -> bytes:
-        data: bytes = await self._self_pull("readuntil", separator)
+    async def readuntil(self, *args: Any, **kwargs: Any) -> bytes:
+        data: bytes = await self._self_pull("readuntil", *args, **kwargs)
         return data
 
-    async def readexactly(self, n: int) -> bytes:
-        data: bytes = await self._self_pull("readexactly", n)
+    async def readexactly(self, *args: Any, **kwargs: Any) -> bytes:
+        data: bytes = await self._self_pull("readexactly", *args, **kwargs)
         return data
 
     async def readchunk(self) -> tuple[bytes, bool]:
         chunk: tuple[bytes, bool] = await self._self_pull("readchunk")
         return chunk
 
-    def read_nowait(self, n: int = -1) -> bytes:
-        data: bytes = self.__wrapped__.read_nowait(n)
+    def read_nowait(self, *args: Any, **kwargs: Any) -> bytes:
+        data: bytes = self.__wrapped__.read_nowait(*args, **kwargs)
         self._self_seen(data)
         return data
 
@@ -196,10 +197,10 @@ class _TapReader(wrapt.BaseObjectProxy["aiohttp.StreamReader"]):
 
         return ChunkTupleAsyncStreamIterator(cast("aiohttp.StreamReader", self))
 
-    def set_exception(self, exc: BaseException, *args: Any) -> None:
-        """aiohttp closing or releasing the response before its end, or a broken payload."""
+    def set_exception(self, *args: Any, **kwargs: Any) -> None:
+        """aiohttp closing or releasing the response before its end."""
         try:
-            self.__wrapped__.set_exception(exc, *args)
+            self.__wrapped__.set_exception(*args, **kwargs)
         finally:
             quietly(self._self_state.finish, "closed")
 
