@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 from opentelemetry.trace import SpanKind
-from sdk_drivers import DRIVERS
+from sdk_drivers import DRIVERS, SCHEMA, USER, drain, entered, resolve
 
 from tooltap.simulator import Simulator
 
@@ -80,3 +80,60 @@ async def test_lookup_conversation(
     assert otel.total("tooltap.tool_calls", tooltap__outcome="ok") == 2
     assert otel.total("tooltap.tool_results", tooltap__result="ok") == 2
     assert otel.total("gen_ai.client.operation.duration") == 2
+
+
+STRICT = {**SCHEMA, "additionalProperties": False}
+
+
+async def _chat_parse(client: Any) -> list[tuple[Any, ...]]:
+    tool = {"name": "lookup_demo_value", "parameters": STRICT, "strict": True}
+    completion = await resolve(
+        client.chat.completions.parse(
+            model="gpt-4o-mini", messages=[{"role": "user", "content": USER}],
+            tools=[{"type": "function", "function": tool}],
+        )
+    )  # fmt: skip
+    calls = completion.choices[0].message.tool_calls
+    return [(c.id, c.function.name, c.function.parsed_arguments) for c in calls]
+
+
+async def _responses_parse(client: Any) -> list[tuple[Any, ...]]:
+    tool = {"type": "function", "name": "lookup_demo_value", "parameters": STRICT, "strict": True}
+    response = await resolve(client.responses.parse(model="gpt-4.1", input=USER, tools=[tool]))
+    items = [i for i in response.output if i.type == "function_call"]
+    return [(i.call_id, i.name, i.parsed_arguments) for i in items]
+
+
+async def _beta_messages(client: Any, stream: bool) -> list[tuple[Any, ...]]:
+    request = DRIVERS["anthropic"]._request([{"role": "user", "content": USER}])
+    if stream:
+        async with entered(client.beta.messages.stream(**request, betas=["x"])) as events:
+            await drain(events)
+            message = await resolve(events.get_final_message())
+    else:
+        message = await resolve(client.beta.messages.create(**request, betas=["x"]))
+    return [(b.id, b.name, b.input) for b in message.content if b.type == "tool_use"]
+
+
+ENTRY_POINTS = {
+    "chat.completions.parse": ("openai.chat", _chat_parse),
+    "responses.parse": ("openai.responses", _responses_parse),
+    "beta.messages.create": ("anthropic", lambda c: _beta_messages(c, False)),
+    "beta.messages.stream": ("anthropic.traced", lambda c: _beta_messages(c, True)),
+}
+
+
+@pytest.mark.parametrize("entry", list(ENTRY_POINTS))
+@pytest.mark.parametrize("sync", [True, False], ids=["sync", "async"])
+async def test_other_entry_points_are_one_call(
+    otel: Any, sim: Simulator, entry: str, sync: bool
+) -> None:
+    name, call = ENTRY_POINTS[entry]
+    client = DRIVERS[name].client(sim, sync=sync, tracer_provider=otel.tracer_provider)
+
+    calls = await call(client)
+
+    assert [args["key"] for _, _, args in calls] == ["height", "weight"]
+    assert otel.received() == calls
+    (span,) = otel.inference_spans()
+    assert span.attributes["gen_ai.provider.name"] == DRIVERS[name].provider
