@@ -19,7 +19,9 @@ from opentelemetry.trace import StatusCode
 
 import tooltap
 from tooltap import RetryPolicy, ToolRegistry
-from tooltap._runner._observe import ATTEMPTS, EVENT_REPLAYED, EVENT_RETRY
+from tooltap._telemetry.semconv import EVENT_TOOL_REPLAYED as EVENT_REPLAYED
+from tooltap._telemetry.semconv import EVENT_TOOL_RETRY as EVENT_RETRY
+from tooltap._telemetry.semconv import TOOLTAP_TOOL_ATTEMPTS as ATTEMPTS
 from tooltap.simulator import Simulator
 
 HANDLER_SECONDS = 0.05
@@ -141,3 +143,35 @@ def test_arguments_and_results_only_under_the_content_opt_in(sim: Simulator) -> 
         attrs = span.attributes or {}
         assert attrs["gen_ai.tool.call.result"] == outputs[attrs["gen_ai.tool.call.id"]]
         assert json.loads(str(attrs["gen_ai.tool.call.arguments"]))["key"] in ("height", "weight")
+
+
+@pytest.mark.parametrize("dialect", ["openai.chat", "google.genai"])
+def test_spans_the_handler_starts_nest_under_its_execute_tool_span(
+    sim: Simulator, dialect: str
+) -> None:
+    """Sync handlers run in threads (concurrent turn): the call's span is current there too."""
+    exporter = InMemorySpanExporter()
+    tracer_provider = TracerProvider()
+    tracer_provider.add_span_processor(SimpleSpanProcessor(exporter))
+    tracer = tracer_provider.get_tracer("app")
+    reg = ToolRegistry()
+
+    @reg.tool(schema={"type": "object", "properties": {"key": {"type": "string"}}})
+    def lookup_demo_value(key: str) -> str:
+        with tracer.start_as_current_span(f"db.read {key}"):
+            return {"height": "170 cm", "weight": "70 kg"}[key]
+
+    tooltap.instrument(tracer_provider=tracer_provider, capture_content="SPAN_ONLY")
+    try:
+        conversation = LOOPS[dialect](sim, reg).converse()
+    finally:
+        tooltap.uninstrument()
+    assert conversation.final_text == "You are 170 cm tall and weigh 70 kg."
+    by_key = {
+        json.loads(str((s.attributes or {})["gen_ai.tool.call.arguments"]))["key"]: s
+        for s in tool_spans(exporter)
+    }
+    assert sorted(by_key) == ["height", "weight"]
+    for key, tool_span in by_key.items():
+        (child,) = [s for s in exporter.get_finished_spans() if s.name == f"db.read {key}"]
+        assert child.parent is not None and child.parent.span_id == tool_span.context.span_id

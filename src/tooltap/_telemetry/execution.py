@@ -1,35 +1,38 @@
-"""The harness's side of a tool call: its handler run, recorded on THE ``execute_tool`` span.
+"""The harness's side of a tool call: its handler runs, recorded on THE ``execute_tool`` span.
 
 ``tool_execution(call)`` finds the span the wire tap opened for the call (or opens and
-registers it when the tap never saw the call) and yields an ``Execution`` that records
-the handler's outcome on it. Nothing here raises into the harness; without tooltap
-instrumented everything is a no-op.
+registers it when the tap never saw the call), makes it the current span while the
+handler runs (spans the handler starts nest under it) and yields an ``Execution`` that
+records retries, ledger replays and the outcome on it. A call whose span already
+ended and that arrives again unchanged (a re-sent response) is a replay: no second
+span. Nothing here raises into the harness; without tooltap instrumented, and on a
+span that has already ended (flush), everything is a no-op.
 """
 
 from __future__ import annotations
 
 import time
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager, nullcontext
 from typing import TYPE_CHECKING, Any, Final
 
 from opentelemetry import trace
-from opentelemetry.trace import Status, StatusCode
+from opentelemetry.trace import Span, Status, StatusCode
 
 from .._core.model import ToolCall
 from .._patch.quietly import report
 from . import semconv as sc
 from .content import to_json
+from .telemetry import Telemetry, get_telemetry
 
 if TYPE_CHECKING:
     from .lifecycle import OpenCall
-    from .telemetry import Telemetry
 
-__all__ = ["Execution", "tool_execution"]
+__all__ = ["Execution", "find_execution", "tool_execution"]
 
 
 class Execution:
-    """The handler run of one call, recorded on its ``execute_tool`` span."""
+    """The handler runs of one call, recorded on its ``execute_tool`` span; never raises."""
 
     __slots__ = ("_capture", "_entry", "_started")
 
@@ -38,14 +41,57 @@ class Execution:
         self._started = time.monotonic()
         self._capture = capture
 
-    def record_result(self, output: Any, *, is_error: bool, error_type: str | None = None) -> None:
-        """Record the handler's outcome (never raises)."""
+    def _span(self) -> Span | None:
         entry = self._entry
-        if entry is None:
+        return entry.span if entry is not None and entry.span.is_recording() else None
+
+    def record_retry(self, attempt: int, error_type: str) -> None:
+        """Handler attempt ``attempt`` failed with ``error_type``; another one follows."""
+        span = self._span()
+        if span is None:
             return
-        span = entry.span
+        try:
+            attributes: dict[str, Any] = {
+                sc.ERROR_TYPE: error_type,
+                sc.TOOLTAP_TOOL_ATTEMPTS: attempt,
+            }
+            span.add_event(sc.EVENT_TOOL_RETRY, attributes)
+        except Exception as exc:  # noqa: BLE001
+            _report(exc)
+
+    def record_replay(self, state: str | None = None) -> None:
+        """The call was answered with a stored result instead of running again.
+
+        ``state``: the ledger entry's (``done``, or ``pending`` when an earlier run's
+        outcome is unknown).
+        """
+        span = self._span()
+        if span is None:
+            return
+        try:
+            span.add_event(
+                sc.EVENT_TOOL_REPLAYED, {sc.TOOLTAP_LEDGER_STATE: state} if state else {}
+            )
+            span.set_attribute(sc.TOOLTAP_TOOL_REPLAYED, True)
+        except Exception as exc:  # noqa: BLE001
+            _report(exc)
+
+    def record_result(
+        self,
+        output: Any,
+        *,
+        is_error: bool,
+        error_type: str | None = None,
+        attempts: int | None = None,
+    ) -> None:
+        """The handler's final outcome, after ``attempts`` runs (when the harness counts them)."""
+        entry, span = self._entry, self._span()
+        if entry is None or span is None:
+            return
         try:
             span.set_attribute(sc.TOOLTAP_HANDLER_DURATION, time.monotonic() - self._started)
+            if attempts is not None:
+                span.set_attribute(sc.TOOLTAP_TOOL_ATTEMPTS, attempts)
             if is_error:
                 entry.handler_error = error_type or sc.ERROR_TOOL
                 span.set_attribute(sc.ERROR_TYPE, entry.handler_error)
@@ -60,14 +106,16 @@ _NOOP: Final = Execution(None, False)
 
 
 def _report(exc: BaseException) -> None:
-    report(exc, "lifecycle")
+    report(exc, "execution")
 
 
 def _open_execution(tel: Telemetry, call: ToolCall, side_effects: bool) -> Execution:
     lifecycle = tel.lifecycle
     entry = lifecycle.find(call)
-    if entry is None:  # the tap never saw this call: open (and register) its span now
-        parent = trace.get_current_span()
+    if entry is None:
+        if not lifecycle.admit(call, None):  # answered before and re-sent: no second span
+            return _NOOP
+        parent = trace.get_current_span()  # the tap never saw this call: open its span now
         entry = lifecycle.received(
             call,
             parent=parent if parent.get_span_context().is_valid else None,
@@ -75,8 +123,22 @@ def _open_execution(tel: Telemetry, call: ToolCall, side_effects: bool) -> Execu
             label=tel.tool_names.label(call.name, None),
         )
     entry.handled = True
-    entry.span.set_attribute(sc.TOOLTAP_SIDE_EFFECTS, side_effects)
+    if entry.span.is_recording():
+        entry.span.set_attribute(sc.TOOLTAP_SIDE_EFFECTS, side_effects)
     return Execution(entry, tel.config.content_on_span)
+
+
+def find_execution(call: ToolCall) -> Execution:
+    """The ``Execution`` of ``call``'s open span, without opening one (else a no-op)."""
+    tel = get_telemetry()
+    if tel is None:
+        return _NOOP
+    try:
+        entry = tel.lifecycle.find(call)
+    except Exception as exc:  # noqa: BLE001
+        _report(exc)
+        return _NOOP
+    return _NOOP if entry is None else Execution(entry, tel.config.content_on_span)
 
 
 @contextmanager
@@ -84,13 +146,11 @@ def tool_execution(call: ToolCall, *, side_effects: bool = False) -> Iterator[Ex
     """Record a harness's handler run on THE ``execute_tool`` span of ``call``.
 
     The span is the one the wire tap opened when it saw the call; if it never did,
-    one is opened now and registered, so the wire never opens a second one. It ends
-    when the result is sent (or as orphaned). An exception escaping the block is
-    recorded as the handler's error and re-raised unchanged. No-op when not
-    instrumented.
+    one is opened now and registered, so the wire never opens a second one. It is the
+    current span inside the block and ends when the result is sent (or as orphaned),
+    not here. An exception escaping the block is recorded as the handler's error and
+    re-raised unchanged. No-op when not instrumented.
     """
-    from .telemetry import get_telemetry
-
     tel = get_telemetry()
     execution = _NOOP
     if tel is not None:
@@ -98,8 +158,17 @@ def tool_execution(call: ToolCall, *, side_effects: bool = False) -> Iterator[Ex
             execution = _open_execution(tel, call, side_effects)
         except Exception as exc:  # noqa: BLE001
             _report(exc)
-    try:
-        yield execution
-    except BaseException as exc:
-        execution.record_result(None, is_error=True, error_type=type(exc).__name__)
-        raise
+    span = execution._span()
+    current: AbstractContextManager[Any] = (
+        nullcontext()
+        if span is None
+        else trace.use_span(
+            span, end_on_exit=False, record_exception=False, set_status_on_exception=False
+        )
+    )
+    with current:
+        try:
+            yield execution
+        except BaseException as exc:
+            execution.record_result(None, is_error=True, error_type=type(exc).__name__)
+            raise

@@ -22,6 +22,12 @@ result, so the error result a harness sends under its id ends it as ``error``. A
 ``truncated_json`` call never fully arrived: no span, but its id is remembered
 (bounded) so a result for it counts as ``ok``/``error``, not ``unknown_call``.
 Listeners get no ``ToolCallReceived`` for a broken call (it is not a call to run).
+
+Replays: a call id that arrives again with the same name and arguments (a re-sent
+response), after its result was sent or while its span is open, opens no second span
+and is not counted again (``admit``); the inference span that got it has a
+``tooltap.tool_call.replayed`` event. Ids are remembered with a fingerprint, bounded;
+the same id with other arguments is a new call (providers that reuse ids).
 """
 
 from __future__ import annotations
@@ -32,7 +38,7 @@ import time
 from collections import OrderedDict, deque
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Final
+from typing import TYPE_CHECKING, Any, Final, TypeVar
 
 from opentelemetry import trace
 from opentelemetry.trace import Span, SpanContext, SpanKind, Status, StatusCode
@@ -51,6 +57,18 @@ _ANSWERED_CAP: Final = 50_000
 #: Problems of a call that arrived whole but unusable: the call gets its span.
 BROKEN_CALL_KINDS: Final = frozenset({"invalid_json", "unexpected_shape", "oversized_arguments"})
 Key = tuple[str, str]
+_K = TypeVar("_K")
+_V = TypeVar("_V")
+
+
+class _Bounded(OrderedDict[_K, _V]):
+    """A memory of keys that forgets the least recently put past ``_ANSWERED_CAP``."""
+
+    def put(self, key: _K, value: _V) -> None:
+        self[key] = value
+        self.move_to_end(key)
+        while len(self) > _ANSWERED_CAP:
+            self.popitem(last=False)
 
 
 def _canonical(args: Mapping[str, Any] | None) -> str:
@@ -89,13 +107,40 @@ class Lifecycle:
         self._open: OrderedDict[int, OpenCall] = OrderedDict()  # by id(entry), oldest first
         self._by_id: dict[str, OpenCall] = {}
         self._by_key: dict[Key, deque[OpenCall]] = {}
-        self._answered: OrderedDict[str | Key, int] = OrderedDict()
-        self._truncated: OrderedDict[str, str] = OrderedDict()  # call id -> provider
+        self._answered: _Bounded[str | Key, int] = _Bounded()  # results seen per call
+        self._truncated: _Bounded[str, str] = _Bounded()  # truncated call id -> provider
+        self._received: _Bounded[str, int] = _Bounded()  # call id -> fingerprint
 
     def __len__(self) -> int:
         return len(self._open)
 
     # --- calls -----------------------------------------------------------------------------
+
+    def admit(self, item: ToolCall | Problem, inference_span: Span | None) -> bool:
+        """Whether a call (or broken call) is new: False for a replay of a call id seen before.
+
+        A replay adds a ``tooltap.tool_call.replayed`` event to ``inference_span``. Calls
+        without an id cannot be told apart: always new.
+        """
+        call_id = item.call_id
+        if call_id is None:
+            return True
+        index = item.index if isinstance(item, ToolCall) else item.call_index
+        if isinstance(item, ToolCall):
+            fingerprint = hash((item.name, _canonical(item.args)))
+        else:
+            fingerprint = hash((item.name, item.kind, item.received))
+        with self._lock:
+            replay = self._received.get(call_id) == fingerprint
+            self._received.put(call_id, fingerprint)
+        if replay and inference_span is not None and inference_span.is_recording():
+            attributes: dict[str, Any] = {sc.GEN_AI_TOOL_CALL_ID: call_id}
+            if item.name:
+                attributes[sc.GEN_AI_TOOL_NAME] = item.name
+            if index is not None:
+                attributes[sc.TOOLTAP_TOOL_CALL_INDEX] = index
+            inference_span.add_event(sc.EVENT_CALL_REPLAYED, attributes)
+        return not replay
 
     def received(
         self,
@@ -155,20 +200,12 @@ class Lifecycle:
             index = -1 if problem.call_index is None else problem.call_index
             stand_in = ToolCall(problem.name or "", {}, PROVIDER_OF.get(dialect, ""), call_id,
                                 index, problem.received, dialect)  # fmt: skip
-            self.received(
-                stand_in,
-                parent=parent,
-                provider=provider,
-                label=label,
-                outcome=problem.kind,
-                broken=True,
-            )
+            kind = problem.kind
+            self.received(stand_in, parent=parent, provider=provider, label=label, outcome=kind,
+                          broken=True)  # fmt: skip
         elif problem.kind == "truncated_json":
             with self._lock:
-                self._truncated[call_id] = provider
-                self._truncated.move_to_end(call_id)
-                while len(self._truncated) > _ANSWERED_CAP:
-                    self._truncated.popitem(last=False)
+                self._truncated.put(call_id, provider)
 
     def _register(self, entry: OpenCall) -> None:
         evicted: list[OpenCall] = []
@@ -226,7 +263,7 @@ class Lifecycle:
         with self._lock:
             for group_key, group in _group(refs).items():
                 seen = self._answered.get(group_key, 0)
-                self._remember(group_key, max(seen, len(group)))
+                self._answered.put(group_key, max(seen, len(group)))
                 known = seen > 0
                 for ref in group[seen:]:
                     entry = self._take(ref)
@@ -251,12 +288,6 @@ class Lifecycle:
         for ref, result, ref_provider in extra:
             self._count_extra(ref, result, ref_provider, declared, inference_span)
         return links
-
-    def _remember(self, key: str | Key, count: int) -> None:
-        self._answered[key] = count
-        self._answered.move_to_end(key)
-        while len(self._answered) > _ANSWERED_CAP:
-            self._answered.popitem(last=False)
 
     def _take(self, ref: ToolResultRef) -> OpenCall | None:
         """Pop the open entry a result answers (call id; else args key; else name and order)."""

@@ -221,6 +221,8 @@ class Operation:
             self._delivered.add(call.index)
             if call.call_id is not None:
                 self._delivered_ids.add(call.call_id)
+            if not self.tel.lifecycle.admit(call, self.span):
+                continue  # a re-sent call: one span and one count per call id
             problems = validate(call, info) if info is not None else []
             outcome = next((p.kind for p in problems if p.kind in _CALL_OUTCOMES), sc.RESULT_OK)
             for problem in problems:
@@ -332,6 +334,8 @@ class Operation:
                 1, {**self.attributes, sc.TOOLTAP_PROBLEM_KIND: problem.kind}
             )
         elif problem.call_id not in self._delivered_ids:
+            if not self.tel.lifecycle.admit(problem, self.span):
+                return  # a re-sent broken call: counted and reported once
             declared = self.request_info.tools if self.request_info is not None else None
             label = self.tel.tool_names.label(problem.name, declared)
             self.tel.instruments.tool_calls.add(

@@ -63,6 +63,9 @@ TOOLTAP_DIALECT: Final = "tooltap.dialect"
 TOOLTAP_SIDE_EFFECTS: Final = "tooltap.tool.side_effects"
 TOOLTAP_HANDLER_DURATION: Final = "tooltap.tool.handler.duration"
 TOOLTAP_DUPLICATES: Final = "tooltap.tool_results.duplicates"
+TOOLTAP_TOOL_ATTEMPTS: Final = "tooltap.tool.attempts"  # handler runs for the call
+TOOLTAP_TOOL_REPLAYED: Final = "tooltap.tool.replayed"  # answered from the ledger, not run
+TOOLTAP_LEDGER_STATE: Final = "tooltap.ledger.state"  # done | pending (outcome unknown)
 
 # --- values ---
 OPERATION_CHAT: Final = "chat"
@@ -85,6 +88,9 @@ EVENT_ATTEMPT_FAILED: Final = "gen_ai.client.attempt.failed"
 EVENT_PROBLEM: Final = "tooltap.problem"
 EVENT_DUPLICATE_RESULT: Final = "tooltap.tool_result.duplicate"
 EVENT_INFERENCE_DETAILS: Final = "gen_ai.client.inference.operation.details"
+EVENT_TOOL_RETRY: Final = "tooltap.tool.retry"  # tool span: a handler attempt failed, retried
+EVENT_TOOL_REPLAYED: Final = "tooltap.tool.replayed"  # tool span: the ledger's result was sent
+EVENT_CALL_REPLAYED: Final = "tooltap.tool_call.replayed"  # inference span: a call id came again
 
 # --- metrics: name -> (kind, unit, description) ---
 OPERATION_DURATION: Final = "gen_ai.client.operation.duration"
