@@ -213,15 +213,16 @@ def _dig(body: Mapping[str, Any], path: _Path) -> object:
     return value
 
 
-def _attribute(value: object) -> AttributeValue | None:
-    if isinstance(value, bool):
+def _attribute(name: str, value: object) -> AttributeValue | None:
+    """``value`` as attribute ``name`` takes it; None for a value of another type."""
+    if name == sc.GEN_AI_REQUEST_STOP_SEQUENCES:
+        if isinstance(value, str):
+            return [value]  # one stop sequence, as a list like several
+        if isinstance(value, Sequence) and value and all(isinstance(v, str) for v in value):
+            return [str(v) for v in value]
         return None
-    if isinstance(value, (int, float)):
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
         return value
-    if isinstance(value, str):
-        return [value]  # a single stop sequence, as a list like the others
-    if isinstance(value, Sequence) and value and all(isinstance(v, str) for v in value):
-        return [str(v) for v in value]
     return None
 
 
@@ -232,16 +233,14 @@ def request_params(dialect: str, body: object) -> dict[str, AttributeValue]:
     params: dict[str, AttributeValue] = {}
     for name, paths in _PARAMS.get(dialect, {}).items():
         for path in paths:
-            value = _attribute(_dig(body, path))
+            value = _attribute(name, _dig(body, path))
             if value is not None:
                 params[name] = value
                 break
     return params
 
 
-def describe_body(
-    method: str, url: str, body: object, base_url: object, *, stream: bool | None = None
-) -> Call | None:
+def describe_body(method: str, url: str, body: object, base_url: object) -> Call | None:
     """The :class:`Call` of a Stainless-style request (openai, anthropic): path + JSON body."""
     dialect = detect_dialect(method, url)
     if dialect is None:
@@ -254,7 +253,7 @@ def describe_body(
         request_model=model if isinstance(model, str) else None,
         server_address=address,
         server_port=port,
-        stream=fields.get("stream") is True if stream is None else stream,
+        stream=fields.get("stream") is True,
         params=request_params(dialect, fields),
     )
 
