@@ -57,23 +57,29 @@ class Row:
 
 
 def call_rows(spans: Sequence[ReadableSpan], problems: Sequence[tooltap.ToolCallProblem]) -> list[Row]:
-    """One row per tool call id: each ``execute_tool`` span, then each broken call."""
+    """One row per tool call id: each ``execute_tool`` span (its result, and the call's
+    defect if it had one), then each broken call that got no span (never fully received)."""
     rows = []
+    with_span: set[str] = set()
     for span in sorted(spans, key=lambda s: s.start_time or 0):
         attrs = span.attributes or {}
         if attrs.get(sc.GEN_AI_OPERATION_NAME) != sc.OPERATION_EXECUTE_TOOL:
             continue
         seconds = ((span.end_time or 0) - (span.start_time or 0)) / 1e9
+        call_id = attrs.get(sc.GEN_AI_TOOL_CALL_ID)
+        with_span.add(str(call_id))
+        outcome = str(attrs.get(sc.TOOLTAP_RESULT, "?"))
+        defect = attrs.get(sc.TOOLTAP_OUTCOME, sc.RESULT_OK)
         rows.append(Row(
             str(attrs.get(sc.GEN_AI_PROVIDER_NAME, "?")),
             str(attrs.get(sc.GEN_AI_TOOL_NAME, "?")),
-            str(attrs.get(sc.GEN_AI_TOOL_CALL_ID) or "(no id)"),
-            str(attrs.get(sc.TOOLTAP_RESULT, "?")),
+            str(call_id or "(no id)"),
+            outcome if defect == sc.RESULT_OK else f"{outcome} ({defect})",
             f"{seconds * 1000:.1f} ms",
         ))
     for event in problems:
         p = event.problem
-        if p.call_index is None:
+        if p.call_index is None or (p.call_id is not None and p.call_id in with_span):
             continue
         rows.append(Row(_PROVIDER_OF_DIALECT.get(event.dialect, event.dialect), p.name or "?",
                         p.call_id or "(no id)", p.kind, "never a call"))
