@@ -58,19 +58,22 @@ class SpanLedger(SpanProcessor):
         self.lock = threading.Lock()
         self.started: Counter[int] = Counter()
         self.ended: Counter[int] = Counter()
+        self.names: dict[int, str] = {}
 
     def on_start(self, span: Span, parent_context: Context | None = None) -> None:
         with self.lock:
             self.started[span.context.span_id] += 1
+            self.names[span.context.span_id] = span.name
 
     def on_end(self, span: ReadableSpan) -> None:
         with self.lock:
             self.ended[span.context.span_id] += 1  # type: ignore[union-attr]
 
-    def open_spans(self) -> list[int]:
-        """Span ids started and not (yet) ended."""
+    def open_spans(self, *, tools: bool = True) -> list[str]:
+        """Names of the spans started and not (yet) ended (``tools=False``: inference only)."""
         with self.lock:
-            return [s for s in self.started if s not in self.ended]
+            names = [self.names[s] for s in self.started if s not in self.ended]
+        return [n for n in names if tools or not n.startswith("execute_tool")]
 
     def anomalies(self) -> dict[str, list[int]]:
         """Spans started or ended more than once, or ended without a start."""
@@ -100,12 +103,12 @@ class Capture:
         self.logger_provider = LoggerProvider()
         self.logger_provider.add_log_record_processor(SimpleLogRecordProcessor(self.logs))
 
-    def instrument(self, **options: Any) -> None:
+    def instrument(self, *listeners: Any, **options: Any) -> None:
         tooltap.instrument(
             tracer_provider=self.tracer_provider,
             meter_provider=self.meter_provider,
             logger_provider=self.logger_provider,
-            listeners=[self.events.append],
+            listeners=[self.events.append, *listeners],
             **options,
         )
 

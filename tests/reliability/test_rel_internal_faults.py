@@ -1,0 +1,194 @@
+"""Internal faults (issue 7): a tooltap component that raises never changes the app's result.
+
+Each case makes one component raise on purpose (monkeypatch), then runs the same
+requests through a real SDK as an uninstrumented baseline: a stream and a whole body
+from a reseeded simulator. The app must see exactly the baseline; the fault must have
+fired; tooltap must log it at debug (with the traceback) and count it in
+``tooltap.internal_errors{tooltap.component}``; and no span may be left open or ended
+twice. A reducer that raises on an event is caught by the core itself and recorded as
+an ``unexpected_shape`` problem; an exporter that raises is contained by the
+OpenTelemetry SDK's processor, which logs it (tooltap never sees it).
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from dataclasses import dataclass
+from types import SimpleNamespace
+from typing import Any
+
+import pytest
+from opentelemetry.sdk._logs import LogRecordProcessor
+from opentelemetry.sdk._logs.export import LogRecordExportResult, SimpleLogRecordProcessor
+from opentelemetry.sdk.trace.export import SimpleSpanProcessor, SpanExporter, SpanExportResult
+from rel_apps import MODELS, App
+from rel_support import Apps, Capture, watched
+
+import tooltap
+from tooltap._core.dialects import dialect_module
+from tooltap._core.stream import StreamParser
+from tooltap._telemetry.telemetry import Telemetry, get_telemetry
+from tooltap.simulator import Simulator, _scenario
+
+pytestmark = pytest.mark.asyncio(loop_scope="module")
+
+
+class InjectedFault(RuntimeError):
+    """The failure each case injects into one tooltap component."""
+
+
+@dataclass
+class Fault:
+    """How to break one component, and how tooltap must account for it."""
+
+    inject: Callable[[pytest.MonkeyPatch, Capture, Telemetry, Callable[..., Any]], None]
+    component: str | None  # the tooltap.internal_errors label; None: not tooltap's to count
+    options: dict[str, Any] | None = None
+
+
+def _each_reducer(method: str) -> Callable[..., None]:
+    def inject(mp: pytest.MonkeyPatch, cap: Capture, tel: Telemetry, boom: Any) -> None:
+        for dialect in MODELS:
+            mp.setattr(dialect_module(dialect).Reducer, method, boom)
+
+    return inject
+
+
+def _tool_spans_only(mp: pytest.MonkeyPatch, cap: Capture, tel: Telemetry, boom: Any) -> None:
+    start = tel.tracer.start_span
+
+    def start_span(name: str, *args: Any, **kwargs: Any) -> Any:
+        if name.startswith("execute_tool"):
+            boom()
+        return start(name, *args, **kwargs)
+
+    mp.setattr(tel.tracer, "start_span", start_span)
+
+
+class _BrokenSpanExporter(SpanExporter):
+    def __init__(self, boom: Callable[..., Any]) -> None:
+        self.boom = boom
+
+    def export(self, spans: Any) -> SpanExportResult:
+        self.boom()
+        return SpanExportResult.FAILURE
+
+
+class _BrokenLogExporter:
+    def __init__(self, boom: Callable[..., Any]) -> None:
+        self.boom = boom
+
+    def export(self, batch: Any) -> LogRecordExportResult:
+        self.boom()
+        return LogRecordExportResult.FAILURE
+
+    def shutdown(self) -> None:
+        """Nothing to release."""
+
+
+def _add_processor(processor: Callable[[Any], Any], exporter: type, kind: str) -> Any:
+    def inject(mp: pytest.MonkeyPatch, cap: Capture, tel: Telemetry, boom: Any) -> None:
+        provider = cap.tracer_provider if kind == "span" else cap.logger_provider
+        adder = "add_span_processor" if kind == "span" else "add_log_record_processor"
+        getattr(provider, adder)(processor(exporter(boom)))
+
+    return inject
+
+
+def _listener(mp: pytest.MonkeyPatch, cap: Capture, tel: Telemetry, boom: Any) -> None:
+    """Nothing to patch: the failing listener is passed to ``instrument`` (see below)."""
+
+
+FAULTS: dict[str, Fault] = {
+    "parser_feed": Fault(lambda mp, c, t, b: mp.setattr(StreamParser, "feed", b), "tap_stream"),
+    "parser_close": Fault(lambda mp, c, t, b: mp.setattr(StreamParser, "close", b), "tap_stream"),
+    "reducer_finish": Fault(_each_reducer("finish"), "tap_stream"),
+    "reducer_event": Fault(_each_reducer("event"), None),
+    "span_creation": Fault(lambda mp, c, t, b: mp.setattr(t.tracer, "start_span", b), "sdk_common"),
+    "tool_span_creation": Fault(_tool_spans_only, None),
+    "counter_add": Fault(lambda mp, c, t, b: mp.setattr(t.instruments.tool_calls, "add", b), None),
+    "histogram_record": Fault(
+        lambda mp, c, t, b: mp.setattr(t.instruments.operation_duration, "record", b), None
+    ),
+    "event_emit": Fault(
+        lambda mp, c, t, b: mp.setattr(t.events, "emit", b), None, {"capture_content": "EVENT_ONLY"}
+    ),
+    "listener": Fault(_listener, "listener"),
+    "span_exporter": Fault(_add_processor(SimpleSpanProcessor, _BrokenSpanExporter, "span"), None),
+    "log_exporter": Fault(
+        _add_processor(SimpleLogRecordProcessor, _BrokenLogExporter, "log"),
+        None,
+        {"capture_content": "SPAN_AND_EVENT"},
+    ),
+}
+#: Faults whose report is the OpenTelemetry SDK's log, not tooltap's.
+_SDK_CONTAINED = ("span_exporter", "log_exporter")
+assert issubclass(SimpleLogRecordProcessor, LogRecordProcessor)
+
+
+async def _views(apps: Apps, sim: Simulator, dialect: str, sync: bool) -> list[dict[str, Any]]:
+    app: App = apps(dialect, sim.url, sync)
+    return [await app.view("plain"), await app.view(stream=False)]
+
+
+def _injected(records: list[logging.LogRecord]) -> list[logging.LogRecord]:
+    return [r for r in records if r.exc_info and isinstance(r.exc_info[1], InjectedFault)]
+
+
+@pytest.mark.parametrize("sync", [True, False], ids=["sync", "async"])
+@pytest.mark.parametrize("dialect", list(MODELS))
+@pytest.mark.parametrize("name", list(FAULTS))
+async def test_component_fault_is_contained(
+    name: str,
+    dialect: str,
+    sync: bool,
+    capture: Capture,
+    apps: Apps,
+    seeded: Callable[[int], Simulator],
+    monkeypatch: pytest.MonkeyPatch,
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    fault = FAULTS[name]
+    monkeypatch.setattr(_scenario, "time", SimpleNamespace(time=lambda: 1_760_000_000.0))
+    baseline = await _views(apps, seeded(11), dialect, sync)
+
+    hits: list[str] = []
+
+    def boom(*args: Any, **kwargs: Any) -> Any:
+        hits.append(name)
+        raise InjectedFault(name)
+
+    capture.instrument(*([boom] if name == "listener" else []), **(fault.options or {}))
+    tel = get_telemetry()
+    assert tel is not None
+    fault.inject(monkeypatch, capture, tel, boom)
+    caplog.set_level(logging.DEBUG)
+    seen = await _views(apps, seeded(11), dialect, sync)
+    monkeypatch.undo()  # the faulty component is whole again for the checks below
+
+    assert seen == baseline
+    assert hits, "the fault never fired"
+    injected = _injected(caplog.records)
+    if name in _SDK_CONTAINED:  # logged by the SDK's processor, once per message (dedup filter)
+        assert all(r.name.startswith("opentelemetry.sdk") for r in injected)
+    elif name != "reducer_event":  # TODO(issue 7): core logging pending the core rework
+        assert injected, "the fault was not logged with its traceback"
+        assert all(r.name == "tooltap" and r.levelno == logging.DEBUG for r in injected)
+    counted = {a.get("tooltap.component") for a, _ in capture.points("tooltap.internal_errors")}
+    if fault.component is not None:
+        assert fault.component in counted
+    elif name == "reducer_event":  # the core's own guard: a problem, counted as one
+        assert capture.total("tooltap.stream.problems", tooltap__problem__kind="unexpected_shape")
+    elif name not in _SDK_CONTAINED:
+        assert counted, "tooltap did not count the fault"
+    if name not in ("span_creation",):
+        watched(capture, 1)
+    assert capture.ledger.open_spans(tools=False) == []
+    tooltap.flush()
+    assert capture.ledger.open_spans() == []
+    assert capture.ledger.anomalies() == {
+        "started_twice": [],
+        "ended_twice": [],
+        "ended_unstarted": [],
+    }
