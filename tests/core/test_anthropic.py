@@ -434,6 +434,8 @@ def _mutated(data: dict[str, Any], path: tuple[Any, ...], value: Any) -> dict[st
     node = copy
     for key in path[:-1]:
         node = node[key]
+        if not isinstance(node, dict):  # an earlier mutation replaced this parent
+            return copy
     node[path[-1]] = value
     return copy
 

@@ -27,6 +27,10 @@ class SSEParser:
 
     An event larger than ``max_event_bytes`` is dropped whole (up to its blank
     line) and counted in ``dropped_events``; memory stays under the cap.
+
+    ``idle`` is True between events (nothing pending, the start of the stream
+    settled): a chunk that then ends on a blank line is whole events, which a
+    caller may split on ``\n\n`` itself, feeding back the blocks it cannot handle.
     """
 
     __slots__ = (
@@ -40,6 +44,7 @@ class SSEParser:
         "_size",
         "_skip_lf",
         "dropped_events",
+        "idle",
         "max_event_bytes",
     )
 
@@ -55,9 +60,17 @@ class SSEParser:
         self._head: bytes | None = b""  # start of stream, until a leading BOM is ruled out
         self.max_event_bytes = max_event_bytes
         self.dropped_events = 0
+        self.idle = False
 
     def feed(self, data: bytes) -> list[SSEEvent]:
         """Take the next chunk; return the events it completes, in order."""
+        events = self._feed(data)
+        self.idle = self._head is None and not (
+            self._parts or self._data or self._event or self._skip_lf or self._discarding
+        )
+        return events
+
+    def _feed(self, data: bytes) -> list[SSEEvent]:
         if self._head is not None:
             head = self._head + data
             if len(head) < len(_BOM) and _BOM.startswith(head):
@@ -110,6 +123,7 @@ class SSEParser:
             self.dropped_events += 1
         self._reset()
         self._discarding = False
+        self.idle = False
         return events
 
     def _hold(self, piece: bytes) -> None:

@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import dataclasses
-import json
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
+from ._json import loads
 from .dialects import dialect_module
 from .model import Limits, Parsed, Problem, ToolCall
-from .sse import SSEParser
+from .sse import SSEEvent, SSEParser
 
 __all__ = ["StreamParser", "parse_response"]
 
@@ -19,23 +19,48 @@ class StreamParser:
 
     ``feed(chunk)`` returns the calls that chunk completed; ``close()`` returns the
     whole ``Parsed``. The parser is total: malformed input becomes problems.
+
+    Hot path: when the SSE decoder is between events and a chunk ends on a blank
+    line, each event block goes first to the reducer's ``fast(block) -> bool``
+    (if it has one), which handles the frequent events whose effect is certain
+    from their bytes (argument deltas, text deltas) without building an event or
+    decoding JSON; it returns False for anything else, which takes the full path.
     """
 
-    __slots__ = ("dialect", "limits", "_sse", "_reducer", "_faults", "_closed")
+    __slots__ = ("_closed", "_fast", "_faults", "_reducer", "_sse", "dialect", "limits")
 
     def __init__(self, dialect: str, *, limits: Limits | None = None) -> None:
         self.dialect = dialect
         self.limits = limits or Limits()
         self._sse = SSEParser(self.limits.max_event_bytes)
         self._reducer = dialect_module(dialect).Reducer(self.limits)
+        self._fast: Callable[[bytes], bool] | None = getattr(self._reducer, "fast", None)
         self._faults: list[Problem] = []
         self._closed: Parsed | None = None
 
     def feed(self, chunk: bytes) -> list[ToolCall]:
         """Take the next bytes of the body; return the calls they complete, in order."""
-        events = self._sse.feed(chunk)
-        if not events:
-            return []
+        sse, fast = self._sse, self._fast
+        if fast is None or not sse.idle or chunk[-2:] != b"\n\n":
+            events = sse.feed(chunk)
+            return self._events(events) if events else []
+        calls: list[ToolCall] = []
+        cap = self.limits.max_event_bytes
+        blocks = chunk.split(b"\n\n")
+        blocks.pop()
+        for block in blocks:
+            try:
+                if len(block) <= cap and fast(block):
+                    continue
+            except Exception as exc:  # noqa: BLE001 - the core is total
+                self._faults.append(Problem("unexpected_shape", detail=f"fast path: {exc!r}"))
+                continue
+            events = sse.feed(block + b"\n\n")
+            if events:
+                calls += self._events(events)
+        return calls
+
+    def _events(self, events: list[SSEEvent]) -> list[ToolCall]:
         calls: list[ToolCall] = []
         event = self._reducer.event
         for ev in events:
@@ -81,7 +106,7 @@ def parse_response(
             parser.feed(raw)
             return parser.close()
         try:
-            decoded = json.loads(raw)
+            decoded = loads(raw)
         except (ValueError, RecursionError) as exc:
             return Parsed(dialect, problems=(Problem("unexpected_shape", detail=f"body: {exc}"),))
         return module.parse_body(decoded, limits)

@@ -7,13 +7,14 @@ settled) under ``Limits.max_argument_bytes``. ``Collector`` turns settled calls 
 
 from __future__ import annotations
 
-import json
 import re
 from typing import Any, Final
 
+from .._json import loads, unescape
 from ..args import coerce_args, decode_arguments
 from ..model import PROVIDER_OF, Limits, Parsed, Problem, ToolCall, Usage
 from ..sse import SSEEvent
+from ._fragments import Fragments
 
 __all__ = [
     "NOT_JSON",
@@ -37,7 +38,7 @@ _SECRET: Final = re.compile(r"\b(?:sk|rk|pk|key)-[\w*.-]{6,}|\bBearer\s+\S+", re
 def load_event(ev: SSEEvent) -> Any:
     """The event's JSON payload, or ``NOT_JSON``."""
     try:
-        return json.loads(ev.data)
+        return loads(ev.data)
     except (ValueError, RecursionError):
         return NOT_JSON
 
@@ -95,20 +96,24 @@ def _pair_surrogates(text: str) -> str:
 
 
 class PendingCall:
-    """One tool call being received: identity, argument fragments, and its fate."""
+    """One tool call being received: identity, argument fragments, and its fate.
+
+    Fragments arrive decoded (``add``) or still escaped from a reducer's fast path
+    (``add_raw``); near the limit they are counted exactly, so a call is ``oversized``
+    exactly when its decoded fragments pass ``Limits.max_argument_bytes``.
+    """
 
     __slots__ = (
         "bad",
         "call_id",
         "final_text",
         "finished",
+        "fragments",
         "kind",
         "late",
         "name",
         "oversized",
-        "parts",
         "pos",
-        "size",
         "truncated",
         "value",
     )
@@ -117,8 +122,7 @@ class PendingCall:
         self.call_id = call_id
         self.name = name
         self.kind = kind  # "function", or the type of a non-function (free-form) tool call
-        self.parts: list[str] = []
-        self.size = 0
+        self.fragments = Fragments()
         self.oversized = False  # fragments stopped being kept at the limit
         self.bad: str | None = None  # why the arguments have the wrong shape
         self.value: Any = NOT_JSON  # an already-decoded arguments value (whole bodies)
@@ -128,34 +132,45 @@ class PendingCall:
         self.pos = 0  # ordering key within its response
         self.late = False  # fragments arrived after the call finished (reported once)
 
+    @property
+    def parts(self) -> list[str | bytearray]:
+        """The fragments kept so far (decoded, or runs still escaped)."""
+        return self.fragments.parts
+
     def add(self, fragment: Any, limit: int) -> None:
         """Append one argument fragment; None is nothing, a non-string is a shape error."""
         if isinstance(fragment, str):
             if self.oversized or not fragment:
                 return
-            self.size += len(fragment)
-            if self.size > limit:
-                self.oversized = True
-            else:
-                self.parts.append(fragment)
+            fragments = self.fragments
+            if fragments.size + len(fragment) > limit:
+                fragments.exact()
+                if fragments.size + len(fragment) > limit:
+                    self.oversized = True
+                    return
+            fragments.add(fragment)
         elif fragment is not None and self.bad is None:
             self.bad = f"arguments fragment is {type(fragment).__name__}, not a string"
+
+    def add_raw(self, raw: bytes, limit: int) -> None:
+        """Append one fragment still escaped (a JSON string body valid on its own)."""
+        if self.fragments.size + len(raw) > limit:
+            self.add(unescape(raw), limit)
+        elif not self.oversized:
+            self.fragments.add_raw(raw)
 
     def text(self) -> str:
         """The argument text: the authoritative one, else the fragments (joined once)."""
         if self.final_text is not None:
             return self.final_text
-        parts = self.parts
-        if len(parts) > 1:
-            parts[:] = [_pair_surrogates("".join(parts))]
-        return parts[0] if parts else ""
+        return _pair_surrogates(self.fragments.text())
 
     def adopt(self, name: Any, call_id: Any, text: Any) -> bool:
         """Take a final payload (name, id, whole text); False when the text differs from deltas."""
         self.name = text_or_none(name) or self.name
         self.call_id = text_or_none(call_id) or self.call_id
         if isinstance(text, str):
-            differs = bool(self.parts) and not self.oversized and self.text() != text
+            differs = bool(self.fragments) and not self.oversized and self.text() != text
             self.final_text = text
             return not differs
         if text is not None and self.bad is None:

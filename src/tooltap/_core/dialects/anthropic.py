@@ -5,16 +5,22 @@
 position among returned calls; ``Problem.call_index`` is the position among client
 ``tool_use`` blocks (returned or not), so a failed call keeps its place in the response.
 Problems about server blocks have ``call_index=None`` and name the block type in ``detail``.
+
+Fast path (``Reducer.fast``): an ``input_json_delta`` in Anthropic's compact shape (trailing
+padding allowed) for an open block has its fragment appended still escaped; text and
+thinking deltas are skipped; neither is decoded.
 """
 
 from __future__ import annotations
 
-import json
+import re
 from typing import Any, Final, TypeGuard
 
+from .._json import RAW_STRING, loads, unescape, valid_utf8
 from ..args import coerce_args, decode_arguments, oversized_value
 from ..model import Limits, Parsed, Problem, ServerCall, ToolCall, Usage
 from ..sse import SSEEvent
+from ._fragments import Fragments
 
 __all__ = ["Reducer", "parse_body"]
 
@@ -29,6 +35,14 @@ _USAGE_KEYS: Final = (
     "cache_creation_input_tokens",
 )
 _PREVIEW: Final = 256
+_DELTA_EVENT: Final = b"event: content_block_delta\ndata:"
+_DELTA_HEAD: Final = _DELTA_EVENT + b' {"type":"content_block_delta","index":'
+#: After ``_DELTA_HEAD``: block index and escaped fragment of an ``input_json_delta``.
+_ARGS_DELTA: Final = re.compile(
+    rb'(0|[1-9][0-9]{0,8}),"delta":\{"type":"input_json_delta","partial_json":"('
+    + RAW_STRING
+    + rb')"\}[ \t]*+\}[ \t]*+'
+)
 
 
 def _is_tool_block(kind: Any) -> TypeGuard[str]:
@@ -38,7 +52,7 @@ def _is_tool_block(kind: Any) -> TypeGuard[str]:
 class _Block:
     """One open ``*_tool_use`` content block of a stream."""
 
-    __slots__ = ("big", "call_id", "kind", "name", "ordinal", "parts", "size", "start_input")
+    __slots__ = ("big", "call_id", "fragments", "kind", "name", "ordinal", "start_input")
 
     def __init__(
         self, kind: str, call_id: str | None, name: Any, ordinal: int | None, start_input: Any
@@ -48,12 +62,29 @@ class _Block:
         self.name = name
         self.ordinal = ordinal  # position among client tool_use blocks; None for server blocks
         self.start_input = start_input
-        self.parts: list[str] = []
-        self.size = 0
+        self.fragments = Fragments()
         self.big = False  # over limits.max_argument_bytes: fragments no longer kept
 
+    def add(self, fragment: str, limit: int) -> None:
+        """Append one decoded fragment; past ``limit`` the block is ``big`` (it keeps that one)."""
+        if self.big:
+            return
+        fragments = self.fragments
+        if fragments.size + len(fragment) > limit:
+            fragments.exact()
+        fragments.add(fragment)
+        if fragments.size > limit:
+            self.big = True
+
+    def add_raw(self, raw: bytes, limit: int) -> None:
+        """Append one fragment still escaped; near ``limit`` it is counted exactly."""
+        if self.fragments.size + len(raw) > limit:
+            self.add(unescape(raw), limit)
+        elif not self.big:
+            self.fragments.add_raw(raw)
+
     def text(self) -> str:
-        return "".join(self.parts)
+        return self.fragments.text()
 
 
 class Reducer:
@@ -86,6 +117,22 @@ class Reducer:
         self._model: str | None = None
         self._ended = False  # message_stop or an error event was seen
 
+    def fast(self, block: bytes) -> bool:
+        """Handle a ``content_block_delta`` block without decoding it; False otherwise."""
+        if not block.startswith(_DELTA_EVENT):
+            return False
+        if block.startswith(_DELTA_HEAD):
+            match = _ARGS_DELTA.fullmatch(block, len(_DELTA_HEAD))
+            if match is not None:  # (after message_stop or an error no block is open)
+                target = self._blocks.get(int(match[1]))
+                raw = match[2]
+                if target is None or not valid_utf8(raw):
+                    return False
+                target.add_raw(raw, self._limits.max_argument_bytes)
+                return True
+        # One data line without input_json_delta: a text or thinking delta, skipped as in event()
+        return b"input_json_delta" not in block and b"\n" not in block[len(_DELTA_EVENT) :]
+
     def event(self, ev: SSEEvent) -> list[ToolCall]:
         """Take one SSE event; return the call it completes (at most one)."""
         name = ev.event
@@ -95,7 +142,7 @@ class Reducer:
         if name == "content_block_delta" and b"input_json_delta" not in ev.data:
             return []
         try:
-            data = json.loads(ev.data)
+            data = loads(ev.data)
         except (ValueError, RecursionError) as exc:
             if ev.terminated:  # an unterminated tail is the cut itself: truncated_stream says it
                 self._shape(f"{name}: data is not JSON ({exc})")
@@ -178,12 +225,7 @@ class Reducer:
         if block is None or not isinstance(fragment, str):
             self._shape("content_block_delta: input_json_delta outside a tool block")
             return
-        if block.big:
-            return
-        block.size += len(fragment)
-        block.parts.append(fragment)
-        if block.size > self._limits.max_argument_bytes:
-            block.big = True
+        block.add(fragment, self._limits.max_argument_bytes)
 
     def _message(self, message: dict[str, Any]) -> None:
         msg_id, model = message.get("id"), message.get("model")

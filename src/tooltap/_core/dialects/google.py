@@ -19,9 +19,9 @@ Decisions:
 
 from __future__ import annotations
 
-import json
 from typing import Any, Final
 
+from .._json import loads
 from ..args import coerce_args, decode_arguments, oversized_value
 from ..model import Limits, Parsed, Problem, ToolCall, Usage
 from ..sse import SSEEvent
@@ -128,7 +128,7 @@ class Reducer:
     def event(self, ev: SSEEvent) -> list[ToolCall]:
         """Take one SSE event (one response chunk); return the calls it completes, in order."""
         try:
-            data = json.loads(ev.data)
+            data = loads(ev.data)
         except (ValueError, RecursionError) as exc:
             if ev.terminated:  # an unterminated tail is the cut itself: truncated_stream says it
                 self._shape(f"event data is not JSON ({exc})")

@@ -15,13 +15,21 @@ Choices made here (the wire leaves them open):
 - ``complete``: ``[DONE]``, every choice seen has a ``finish_reason``, or an error ended
   the stream (``event: error``, or an ``error`` chunk without ``choices``). An ``error``
   inside a chunk that has ``choices`` (OpenRouter) is recorded, and the stream goes on.
+
+Fast path (``Reducer.fast``): most events of a tool-call stream only carry the next
+argument fragment of one call. Every chunk of a response repeats the same bytes before
+``"choices"`` (id, created, model...): once a fully decoded chunk shows those bytes hold
+nothing but such fields, a later chunk that starts with them and matches the compact
+arguments-delta shape exactly has its fragment appended still escaped, without decoding.
 """
 
 from __future__ import annotations
 
+import re
 from collections import deque
 from typing import Any, Final
 
+from .._json import PLAIN_STRING, RAW_STRING, loads, valid_utf8
 from ..model import Limits, Parsed, Problem, ToolCall, Usage
 from ..sse import SSEEvent
 from ._openai import (
@@ -39,6 +47,15 @@ __all__ = ["Reducer", "parse_body"]
 DIALECT: Final = "openai.chat"
 #: finish_reason values meaning the model was cut off, not done.
 INCOMPLETE_REASONS: Final = frozenset({"length", "content_filter"})
+_CHOICES: Final = b'"choices":['
+_DELTA_HEAD: Final = b'"choices":[{"index":0,"delta":{"tool_calls":[{"index":'
+#: After the learnt head: tool call index, escaped fragment, then the fixed chunk tail.
+_ARGS_DELTA: Final = re.compile(
+    rb'(0|[1-9][0-9]{0,8}),"function":\{"arguments":"(' + RAW_STRING + rb')"\}\}\]\},'
+    rb'"logprobs":null,"finish_reason":null\}\](?:,"usage":null)?'
+    rb'(?:,"obfuscation":"' + PLAIN_STRING + rb'")?\}'
+)
+_LEARN_TRIES: Final = 4
 
 
 class _Choice:
@@ -78,6 +95,46 @@ class Reducer:
         self._complete = False
         self._released = False  # something finished: try to release calls
         self._parsed: Parsed | None = None
+        self._head: bytes | None = None  # the fast path's block prefix, once learnt
+        self._tries = _LEARN_TRIES
+
+    def fast(self, block: bytes) -> bool:
+        """Append the fragment of an arguments-only delta without decoding; False otherwise."""
+        head = self._head
+        if head is None or not block.startswith(head):
+            return False
+        match = _ARGS_DELTA.fullmatch(block, len(head))
+        if match is None:
+            return False
+        st = self._choices.get(0)
+        if st is None or st.done:
+            return False
+        call = st.by_index.get(int(match[1]))
+        raw = match[2]
+        if call is None or call.finished or not valid_utf8(raw):
+            return False
+        call.add_raw(raw, self._limit)
+        return True
+
+    def _learn(self, data: bytes) -> None:
+        """Take the bytes before ``choices`` of a decoded chunk as the fast path's head.
+
+        Only when ``choices`` is a key of the chunk itself (the bytes before it close into
+        an object) and that object has no usage: a later chunk repeating those bytes then
+        changes nothing (id and model are first-seen-wins; errors are recorded once).
+        """
+        self._tries -= 1
+        cut = data.find(_CHOICES)
+        if cut < 1:
+            return
+        if cut > 1:
+            try:
+                fields = loads(data[: cut - 1] + b"}")
+            except (ValueError, RecursionError):
+                return
+            if not isinstance(fields, dict) or fields.get("usage") is not None:
+                return
+        self._head = b"data: " + data[:cut] + _DELTA_HEAD
 
     def event(self, ev: SSEEvent) -> list[ToolCall]:
         """Take one SSE event; return the calls it completed, in response order."""
@@ -94,6 +151,8 @@ class Reducer:
             if ev.event == "error" or "choices" not in chunk:
                 self._end(cut=True)
                 return self._release(final=True)
+        elif self._head is None and self._tries and ev.event == "message":
+            self._learn(data)
         self._out.meta(chunk)
         usage = _usage(chunk.get("usage"))
         if usage is not None:

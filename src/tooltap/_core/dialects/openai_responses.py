@@ -15,14 +15,20 @@ Choices made here:
   ``truncated_json``. A trailing ``data: [DONE]`` (OpenRouter) is ignored.
 - ``finish_reason`` is the response ``status`` (``completed``, ``failed``, ``cancelled``),
   or for ``incomplete`` the ``incomplete_details.reason`` (``max_output_tokens``...).
+
+Fast path (``Reducer.fast``): a ``response.function_call_arguments.delta`` event in one of
+the compact key orders OpenAI sends, for a call already open, has its fragment appended
+still escaped, without decoding the event.
 """
 
 from __future__ import annotations
 
 import bisect
+import re
 from collections.abc import Callable
 from typing import Any, Final
 
+from .._json import PLAIN_STRING, RAW_STRING, valid_utf8
 from ..model import Limits, Parsed, Problem, ToolCall, Usage
 from ..sse import SSEEvent
 from ._openai import (
@@ -42,6 +48,21 @@ DIALECT: Final = "openai.responses"
 CALL_ITEMS: Final = {"function_call": "arguments", "custom_tool_call": "input"}
 #: Response statuses that end a response (and become ``finish_reason``).
 TERMINAL: Final = frozenset({"completed", "incomplete", "failed", "cancelled"})
+_DELTA_HEAD: Final = (
+    b"event: response.function_call_arguments.delta\n"
+    b'data: {"type":"response.function_call_arguments.delta",'
+)
+_INT: Final = rb"(?:0|[1-9][0-9]{0,8})"
+_OBFUSCATION: Final = rb'(?:,"obfuscation":"' + PLAIN_STRING + rb'")?'
+#: The rest of a delta event, in the two key orders seen from OpenAI (groups: id, fragment).
+_DELTA_IN_ORDER: Final = re.compile(
+    rb'(?:"sequence_number":' + _INT + rb',)?"item_id":"([ !#-\[\]-~]++)","output_index":'
+    + _INT + rb',"delta":"(' + RAW_STRING + rb')"' + _OBFUSCATION + rb"\}"
+)
+_DELTA_FIRST: Final = re.compile(
+    rb'"delta":"(' + RAW_STRING + rb')","item_id":"([ !#-\[\]-~]++)"' + _OBFUSCATION
+    + rb',"output_index":' + _INT + rb',"sequence_number":' + _INT + rb"\}"
+)
 _CALL_EVENTS: Final = frozenset(
     {
         "response.output_item.added",
@@ -83,6 +104,25 @@ class Reducer:
             "error": self._error,
         }
 
+    def fast(self, block: bytes) -> bool:
+        """Append the fragment of an arguments delta without decoding; False otherwise."""
+        if not block.startswith(_DELTA_HEAD):
+            return False
+        start = len(_DELTA_HEAD)
+        match = _DELTA_IN_ORDER.fullmatch(block, start)
+        if match is not None:
+            item_id, raw = match[1], match[2]
+        else:
+            match = _DELTA_FIRST.fullmatch(block, start)
+            if match is None:
+                return False
+            raw, item_id = match[1], match[2]
+        call = self._items.get(item_id.decode("ascii"))
+        if call is None or call.finished or not valid_utf8(raw):
+            return False  # (every call is finished once the response is complete)
+        call.add_raw(raw, self._limit)
+        return True
+
     def event(self, ev: SSEEvent) -> list[ToolCall]:
         """Take one SSE event; return the calls it completed, in output order."""
         payload = load_event(ev)
@@ -120,7 +160,7 @@ class Reducer:
 
     def _item_added(self, payload: dict[str, Any]) -> None:
         item = payload.get("item")
-        if isinstance(item, dict) and item.get("type") in CALL_ITEMS:
+        if isinstance(item, dict) and _is_call(item):
             call = self._open(item.get("id"), payload.get("output_index"), item["type"])
             call.name = call.name or text_or_none(item.get("name"))
             call.call_id = call.call_id or text_or_none(item.get("call_id"))
@@ -145,7 +185,7 @@ class Reducer:
 
     def _item_done(self, payload: dict[str, Any]) -> None:
         item = payload.get("item")
-        if not isinstance(item, dict) or item.get("type") not in CALL_ITEMS:
+        if not isinstance(item, dict) or not _is_call(item):
             return
         call = self._open(item.get("id"), payload.get("output_index"), item["type"])
         if not call.finished:
@@ -171,7 +211,7 @@ class Reducer:
         _note_status(self._out, status, resp)
         output = resp.get("output")
         for pos, item in enumerate(output if isinstance(output, list) else ()):
-            if isinstance(item, dict) and item.get("type") in CALL_ITEMS:
+            if isinstance(item, dict) and _is_call(item):
                 key = CALL_ITEMS[item["type"]]
                 call = self._open(item.get("id"), pos, item["type"])
                 if not call.finished:
@@ -237,6 +277,12 @@ class Reducer:
         return out
 
 
+def _is_call(item: dict[str, Any]) -> bool:
+    """Whether an output item is a tool call (its type may be any JSON value)."""
+    kind = item.get("type")
+    return isinstance(kind, str) and kind in CALL_ITEMS
+
+
 def _position(call: PendingCall) -> int:
     return call.pos
 
@@ -252,7 +298,7 @@ def _usage(raw: Any) -> Usage | None:
 
 def _note_status(out: Collector, status: Any, resp: dict[str, Any]) -> None:
     """``finish_reason`` and the problems a terminal status implies."""
-    if status not in TERMINAL:
+    if not isinstance(status, str) or status not in TERMINAL:
         return
     out.finish_reason = status
     if status == "incomplete":
@@ -282,7 +328,7 @@ def parse_body(body: Any, limits: Limits) -> Parsed:
     for item in output or ():
         if not isinstance(item, dict):
             out.shape(f"output item is {type(item).__name__}, not an object")
-        elif item.get("type") in CALL_ITEMS:
+        elif _is_call(item):
             out.settle(_item_call(item))
     return out.parsed(True)
 

@@ -1,0 +1,62 @@
+"""JSON decoding for the stream hot path: ``jiter`` when installed, the stdlib's answer always.
+
+``loads`` returns exactly what ``json.loads`` returns: jiter decodes what it accepts
+(it produces the same values), and whatever it refuses (lone surrogate escapes, a BOM,
+UTF-16, nesting deeper than its limit, invalid JSON) goes to ``json.loads``, which
+decides and raises with its own messages. jiter ships with openai and anthropic; the
+core works without it.
+
+``RAW_STRING`` matches the body of a JSON string (between its quotes) that is valid on
+its own: the dialects' fast paths keep argument fragments in that escaped form and
+``unescape`` them once per call, instead of decoding every event.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from typing import Any, Final
+
+__all__ = ["PLAIN_STRING", "RAW_STRING", "loads", "unescape", "valid_utf8"]
+
+_jiter: Callable[[bytes], Any] | None
+try:
+    from jiter import from_json as _jiter
+except ImportError:  # pragma: no cover - jiter comes with openai and anthropic
+    _jiter = None
+
+#: Regex source: a JSON string body (no quotes) with only valid escapes and no control
+#: characters. Bytes >= 0x80 are allowed; check them with ``valid_utf8``.
+RAW_STRING: Final = rb'(?:[^"\\\x00-\x1f]++|\\["\\/bfnrt]|\\u[0-9A-Fa-f]{4})*+'
+#: Regex source: a JSON string body of printable ASCII without escapes (ids, padding).
+PLAIN_STRING: Final = rb"[ !#-\[\]-~]*+"
+
+
+def loads(data: bytes) -> Any:
+    """``json.loads(data)``, decoded by jiter when it can."""
+    if _jiter is not None:
+        try:
+            return _jiter(data)
+        except ValueError:
+            pass
+    return json.loads(data)
+
+
+def valid_utf8(raw: bytes) -> bool:
+    """Whether ``raw`` decodes as UTF-8 (what ``json.loads`` requires of bytes)."""
+    if raw.isascii():
+        return True
+    try:
+        raw.decode("utf-8")
+    except UnicodeDecodeError:
+        return False
+    return True
+
+
+def unescape(raw: bytes | bytearray) -> str:
+    """The text of a JSON string body matched by ``RAW_STRING`` (or several, concatenated)."""
+    try:
+        text: str = json.loads(b'"' + raw + b'"')
+    except (ValueError, RecursionError):  # not reachable for validated input; stay total
+        return bytes(raw).decode("utf-8", "replace")
+    return text

@@ -1,0 +1,63 @@
+"""A call's argument text as it arrives: decoded pieces, or pieces still JSON-escaped.
+
+A reducer's fast path appends fragments as they sit in the event (the body of a JSON
+string, validated by its template) and they are unescaped once, when the text is
+needed; the full path appends decoded ``str`` fragments. ``size`` counts characters,
+with escaped bytes as an upper bound until ``exact()`` unescapes them.
+"""
+
+from __future__ import annotations
+
+from typing import cast
+
+from .._json import unescape
+
+__all__ = ["Fragments"]
+
+
+class Fragments:
+    """Ordered fragments; runs of escaped ones share one ``bytearray``."""
+
+    __slots__ = ("parts", "size")
+
+    def __init__(self) -> None:
+        self.parts: list[str | bytearray] = []
+        self.size = 0
+
+    def __bool__(self) -> bool:
+        return bool(self.parts)
+
+    def add(self, fragment: str) -> None:
+        """Append a decoded fragment."""
+        self.size += len(fragment)
+        if fragment:
+            self.parts.append(fragment)
+
+    def add_raw(self, raw: bytes) -> None:
+        """Append an escaped fragment (a JSON string body that is valid on its own)."""
+        if not raw:
+            return
+        self.size += len(raw)
+        parts = self.parts
+        if parts and type(parts[-1]) is bytearray:
+            parts[-1] += raw
+        else:
+            parts.append(bytearray(raw))
+
+    def exact(self) -> None:
+        """Unescape every escaped run, so that ``size`` is the exact character count."""
+        parts = self.parts
+        for index, part in enumerate(parts):
+            if type(part) is bytearray:
+                parts[index] = unescape(part)
+        self.size = sum(len(part) for part in parts)
+
+    def text(self) -> str:
+        """The whole text (unescaped once and kept as one piece)."""
+        parts = self.parts
+        if len(parts) == 1 and type(parts[0]) is str:
+            return parts[0]
+        self.exact()
+        text = "".join(cast(list[str], parts))
+        self.parts = [text] if text else []
+        return text

@@ -1,0 +1,415 @@
+"""The reducers' fast paths change speed, never results (issue 6).
+
+Every stream is parsed twice: by ``StreamParser`` as shipped, and by the same parser
+with its fast path switched off (every event decoded by the full path). The calls
+returned by each ``feed`` and the final ``Parsed`` must be equal, whatever the chunking,
+the argument text (quotes, backslashes, control characters, non-ASCII, raw UTF-8) or a
+corrupted byte. Hit counters make sure the fast path really ran where it should.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from tests.corpus import load_cases
+from tooltap import Limits, StreamParser
+from tooltap._core._json import loads, unescape
+
+Stream = Callable[..., bytes]
+
+
+def _dumps(value: Any, ascii_only: bool) -> str:
+    return json.dumps(value, ensure_ascii=ascii_only, separators=(",", ":"))
+
+
+def chat_stream(calls: list[tuple[str, list[str]]], ascii_only: bool, late: bool = False) -> bytes:
+    """OpenAI Chat chunks as OpenAI sends them (compact, ``obfuscation`` padding).
+
+    ``late``: one more argument delta after the finish chunk (a provider bug).
+    """
+    head = (
+        '{"id":"chatcmpl-1","object":"chat.completion.chunk","created":1,"model":"gpt-4o",'
+        '"service_tier":"default","system_fingerprint":"fp_1","choices":[{"index":0,"delta":'
+    )
+
+    def chunk(delta: dict[str, Any], finish: str | None = None, pad: str = "xY1") -> str:
+        reason = "null" if finish is None else f'"{finish}"'
+        tail = f',"logprobs":null,"finish_reason":{reason}}}],"obfuscation":"{pad}"}}'
+        return f"data: {head}{_dumps(delta, ascii_only)}{tail}\n\n"
+
+    out = [chunk({"role": "assistant", "content": None})]
+    for index, (name, fragments) in enumerate(calls):
+        start = {"index": index, "id": f"call_{index}", "type": "function"}
+        out.append(chunk({"tool_calls": [{**start, "function": {"name": name, "arguments": ""}}]}))
+        for n, fragment in enumerate(fragments):
+            delta = {"tool_calls": [{"index": index, "function": {"arguments": fragment}}]}
+            out.append(chunk(delta, pad="a" * (n % 5)))
+    out.append(chunk({}, "tool_calls"))
+    if late:
+        out.append(chunk({"tool_calls": [{"index": 0, "function": {"arguments": "}"}}]}))
+    return ("".join(out) + "data: [DONE]\n\n").encode()
+
+
+def responses_stream(
+    calls: list[tuple[str, list[str]]], ascii_only: bool, late: bool = False
+) -> bytes:
+    """OpenAI Responses events in both key orders OpenAI uses for argument deltas.
+
+    ``late``: each call gets one more delta after its item is done.
+    """
+    out: list[str] = []
+
+    def emit(kind: str, text: str) -> None:
+        out.append(f"event: {kind}\ndata: {text}\n\n")
+
+    emit("response.created", '{"type":"response.created","response":{"id":"resp_1"}}')
+    for index, (name, fragments) in enumerate(calls):
+        item = {"type": "function_call", "id": f"fc_{index}", "call_id": f"call_{index}"}
+        item |= {"name": name, "arguments": ""}
+        added = {"type": "response.output_item.added", "output_index": index, "item": item}
+        emit("response.output_item.added", _dumps(added, ascii_only))
+        for n, fragment in enumerate(fragments):
+            quoted = _dumps(fragment, ascii_only)
+            if n % 2:
+                text = (
+                    f'{{"type":"response.function_call_arguments.delta","sequence_number":{n},'
+                    f'"item_id":"fc_{index}","output_index":{index},"delta":{quoted},'
+                    f'"obfuscation":"Qz{n}"}}'
+                )
+            else:
+                text = (
+                    f'{{"type":"response.function_call_arguments.delta","delta":{quoted},'
+                    f'"item_id":"fc_{index}","obfuscation":"pad","output_index":{index},'
+                    f'"sequence_number":{n}}}'
+                )
+            emit("response.function_call_arguments.delta", text)
+        whole = "".join(fragments)
+        done = {"type": "response.function_call_arguments.done", "item_id": f"fc_{index}"}
+        done |= {"output_index": index, "arguments": whole}
+        emit("response.function_call_arguments.done", _dumps(done, ascii_only))
+        item_done = {"type": "response.output_item.done", "output_index": index}
+        item_done["item"] = {**item, "arguments": whole, "status": "completed"}
+        emit("response.output_item.done", _dumps(item_done, ascii_only))
+        if late:
+            emit(
+                "response.function_call_arguments.delta",
+                f'{{"type":"response.function_call_arguments.delta","item_id":"fc_{index}",'
+                f'"output_index":{index},"delta":"}}"}}',
+            )
+    final = '{"type":"response.completed","response":{"id":"resp_1","status":"completed"}}'
+    emit("response.completed", final)
+    return "".join(out).encode()
+
+
+def anthropic_stream(
+    calls: list[tuple[str, list[str]]], ascii_only: bool, late: bool = False
+) -> bytes:
+    """Anthropic Messages events, with the whitespace padding Anthropic adds.
+
+    ``late``: one more delta for the first tool block after it stopped.
+    """
+    out: list[str] = []
+
+    def emit(kind: str, value: dict[str, Any], pad: int = 0) -> None:
+        text = _dumps(value, ascii_only)
+        if pad:
+            text = text[:-1] + " " * pad + "}"
+        out.append(f"event: {kind}\ndata: {text}\n\n")
+
+    emit("message_start", {"type": "message_start", "message": {"id": "msg_1", "model": "c"}})
+    emit("content_block_start", {"type": "content_block_start", "index": 0})
+    text_block = {"type": "text_delta", "text": "Calling tools."}
+    emit("content_block_delta", {"type": "content_block_delta", "index": 0, "delta": text_block})
+    emit("content_block_stop", {"type": "content_block_stop", "index": 0})
+    for index, (name, fragments) in enumerate(calls, start=1):
+        block = {"type": "tool_use", "id": f"toolu_{index}", "name": name, "input": {}}
+        start = {"type": "content_block_start", "index": index, "content_block": block}
+        emit("content_block_start", start)
+        emit("ping", {"type": "ping"})
+        for n, fragment in enumerate(["", *fragments]):
+            delta = {"type": "input_json_delta", "partial_json": fragment}
+            event = {"type": "content_block_delta", "index": index, "delta": delta}
+            emit("content_block_delta", event, n % 4)
+        emit("content_block_stop", {"type": "content_block_stop", "index": index})
+    if late:
+        delta = {"type": "input_json_delta", "partial_json": "}"}
+        emit("content_block_delta", {"type": "content_block_delta", "index": 1, "delta": delta})
+    emit("message_delta", {"type": "message_delta", "delta": {"stop_reason": "tool_use"}})
+    emit("message_stop", {"type": "message_stop"})
+    return "".join(out).encode()
+
+
+STREAMS: dict[str, Stream] = {
+    "openai.chat": chat_stream,
+    "openai.responses": responses_stream,
+    "anthropic.messages": anthropic_stream,
+}
+
+
+class Counted:
+    """A parser whose fast path counts the blocks it handled."""
+
+    def __init__(self, dialect: str, limits: Limits | None = None) -> None:
+        self.parser = StreamParser(dialect, limits=limits)
+        self.hits = 0
+        fast = self.parser._fast
+        assert fast is not None
+
+        def counting(block: bytes) -> bool:
+            handled = fast(block)
+            self.hits += handled
+            return handled
+
+        self.parser._fast = counting
+
+
+def run(parser: StreamParser, chunks: list[bytes]) -> tuple[list[Any], Any]:
+    return [parser.feed(chunk) for chunk in chunks], parser.close()
+
+
+def compare(dialect: str, chunks: list[bytes], limits: Limits | None = None) -> int:
+    """Parse with and without the fast path; assert equal; return the fast path's hits."""
+    counted = Counted(dialect, limits)
+    fast = run(counted.parser, chunks)
+    reference = StreamParser(dialect, limits=limits)
+    reference._fast = None
+    assert fast == run(reference, chunks)
+    return counted.hits
+
+
+def by_event(body: bytes) -> list[bytes]:
+    """One chunk per event, as streaming servers flush them."""
+    return [block + b"\n\n" for block in body.split(b"\n\n") if block]
+
+
+def cut(body: bytes, points: list[int]) -> list[bytes]:
+    marks = sorted({p for p in points if 0 < p < len(body)})
+    return [body[a:b] for a, b in zip([0, *marks], [*marks, len(body)], strict=True)]
+
+
+def fragments(text: str, size: int) -> list[str]:
+    return [text[i : i + size] for i in range(0, len(text), size)]
+
+
+ARGS = {"path": 'C:\\notes\\"a".md', "content": "line 1\nline\t2 é 東京 🌧 \u0001", "n": [1, 2.5]}
+
+
+@pytest.mark.parametrize("dialect", sorted(STREAMS))
+@pytest.mark.parametrize("ascii_only", [True, False], ids=["escaped", "utf8"])
+def test_fast_path_handles_the_deltas_and_agrees(dialect: str, ascii_only: bool) -> None:
+    text = json.dumps(ARGS, ensure_ascii=False)
+    calls = [("write", fragments(text, 4)), ("read", fragments('{"k": "v"}', 3))]
+    body = STREAMS[dialect](calls, ascii_only)
+    hits = compare(dialect, by_event(body))
+    deltas = sum(len(f) for _, f in calls)
+    assert hits >= deltas  # every argument delta (and Anthropic's text/empty deltas) was fast
+    parsed = StreamParser(dialect)
+    for chunk in by_event(body):
+        parsed.feed(chunk)
+    assert [c.args for c in parsed.close().calls] == [ARGS, {"k": "v"}]
+
+
+@pytest.mark.parametrize("case", [c for c in load_cases() if c.stream], ids=lambda c: c.name)
+def test_corpus_streams_agree(case: Any) -> None:
+    chunks = by_event(case.body)
+    if case.dialect in STREAMS:
+        compare(case.dialect, chunks)
+        compare(case.dialect, cut(case.body, list(range(7, len(case.body), 61))))
+    else:
+        parser = StreamParser(case.dialect)
+        assert parser._fast is None  # Google sends whole calls: no fast path
+
+
+def test_corpus_fast_path_hits_real_provider_shapes() -> None:
+    hits: dict[str, int] = dict.fromkeys(STREAMS, 0)
+    for case in load_cases():
+        if case.stream and case.dialect in STREAMS:
+            hits[case.dialect] += compare(case.dialect, by_event(case.body))
+    assert all(count > 20 for count in hits.values()), hits
+
+
+#: Private-use characters that ``corrupt`` turns into raw bytes inside the encoded events.
+RAW_BYTES = {
+    "\ue000": b'"',
+    "\ue001": b"\\",
+    "\ue002": b"\x00",
+    "\ue003": b"\xff",
+    "\ue004": b"\t",
+    "\ue005": b"\\u12",
+    "\ue006": b"\\x",
+    "\ue007": b"\xc3",
+}
+JSON_TEXT = st.text(
+    st.characters(codec="utf-8", exclude_characters="".join(RAW_BYTES))
+    | st.sampled_from(['"', "\\", "\n", "\x00", "\u2028", "🌧"]),
+    max_size=60,
+)
+CORRUPT_TEXT = st.text(st.sampled_from(["a", '"', "\\", *RAW_BYTES]), max_size=12)
+
+
+def corrupt(body: bytes) -> bytes:
+    """Put raw bytes where the private-use markers were (invalid JSON, bad escapes...)."""
+    for marker, raw in RAW_BYTES.items():
+        body = body.replace(marker.encode(), raw)
+    return body
+
+
+MUTATION = st.tuples(
+    st.integers(min_value=0),
+    st.sampled_from([b'"', b"\\", b"\x00", b"\xff", b"}", b" ", b"a", b"\n", b"\r", b"u"]),
+    st.sampled_from(["insert", "replace", "delete"]),
+)
+
+
+def mutate(body: bytes, spot: int, byte: bytes, how: str) -> bytes:
+    at = spot % (len(body) + 1)
+    if how == "insert":
+        return body[:at] + byte + body[at:]
+    if how == "replace":
+        return body[:at] + byte + body[at + 1 :]
+    return body[:at] + body[at + 1 :]
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    dialect=st.sampled_from(sorted(STREAMS)),
+    texts=st.lists(JSON_TEXT, min_size=1, max_size=3),
+    size=st.integers(min_value=1, max_value=7),
+    ascii_only=st.booleans(),
+    mutations=st.lists(MUTATION, max_size=2),
+    points=st.lists(st.integers(min_value=0, max_value=4000), max_size=6),
+    limit=st.sampled_from([4_194_304, 40, 12, 3]),
+    late=st.booleans(),
+)
+def test_any_stream_agrees(
+    dialect: str,
+    texts: list[str],
+    size: int,
+    ascii_only: bool,
+    mutations: list[tuple[int, bytes, str]],
+    points: list[int],
+    limit: int,
+    late: bool,
+) -> None:
+    calls = [
+        (f"tool_{i}", fragments(json.dumps({"v": t}, ensure_ascii=False), size))
+        for i, t in enumerate(texts)
+    ]
+    body = STREAMS[dialect](calls, ascii_only, late)
+    for mutation in mutations:
+        body = mutate(body, *mutation)
+    limits = Limits(max_argument_bytes=limit)
+    compare(dialect, by_event(body), limits)
+    compare(dialect, cut(body, points), limits)
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    dialect=st.sampled_from(sorted(STREAMS)),
+    texts=st.lists(CORRUPT_TEXT, min_size=1, max_size=6),
+    limit=st.sampled_from([4_194_304, 5]),
+)
+def test_corrupt_fragments_agree(dialect: str, texts: list[str], limit: int) -> None:
+    """Raw quotes, backslashes, bad escapes, NULs and bad UTF-8 inside argument deltas."""
+    body = corrupt(STREAMS[dialect]([("t", texts)], False))
+    compare(dialect, by_event(body), Limits(max_argument_bytes=limit))
+
+
+def test_usage_in_the_repeated_head_keeps_last_value_semantics() -> None:
+    """A head carrying usage is never learnt: a later chunk's usage must win, as decoded."""
+    chunks = by_event(chat_stream([("t", ['{"a"', ": 1}"])], True))
+    for n, usage in enumerate([1, 1, 2, 1]):  # role, call start, delta, delta
+        field = b'"usage":{"prompt_tokens":%d},"choices"' % usage
+        chunks[n] = chunks[n].replace(b'"choices"', field)
+    compare("openai.chat", chunks)
+    parser = StreamParser("openai.chat")
+    for chunk in chunks:
+        parser.feed(chunk)
+    usage = parser.close().usage
+    assert usage is not None and usage.input_tokens == 1
+
+
+def test_a_nested_choices_key_is_not_learnt() -> None:
+    """Bytes before a ``choices`` key one level down are not a head: a chunk repeating
+    them cannot be valid, and must be reported as not JSON, as decoding does."""
+    chunks = by_event(chat_stream([("t", ['{"a"', ": 1}"])], True))
+    nested = b'"x":{"n":1,"choices":[1]},"choices"'
+    chunks[0] = chunks[0].replace(b'"choices"', nested)
+    head = chunks[0][: chunks[0].index(b'"choices":[1]')]
+    chunks[2] = head + chunks[2][chunks[2].index(b'"choices"') :]
+    compare("openai.chat", chunks)
+    parser = StreamParser("openai.chat")
+    for chunk in chunks:
+        parser.feed(chunk)
+    assert "unexpected_shape" in [p.kind for p in parser.close().problems]
+
+
+def test_oversized_events_are_dropped_not_fast() -> None:
+    calls = [("write", ["x" * 300])]
+    body = anthropic_stream(calls, True)
+    limits = Limits(max_event_bytes=200)
+    assert compare("anthropic.messages", by_event(body), limits) >= 1
+    parser = StreamParser("anthropic.messages", limits=limits)
+    for chunk in by_event(body):
+        parser.feed(chunk)
+    assert "oversized_event" in [p.kind for p in parser.close().problems]
+
+
+def test_split_surrogate_pair_is_rejoined() -> None:
+    """A pair cut between two fragments (UTF-16 servers) decodes to the one character."""
+    for dialect, stream in STREAMS.items():
+        pieces = ['{"v": "\ud83d', '\ude00"}']
+        raw = stream([("t", pieces)], True)
+        parser = StreamParser(dialect)
+        for chunk in by_event(raw):
+            parser.feed(chunk)
+        assert parser.close().calls[0].args == {"v": "😀"}, dialect
+
+
+JSON_VALUES = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats() | st.text(),
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(), inner, max_size=4),
+    max_leaves=20,
+)
+
+
+def _json_result(fn: Callable[[bytes], Any], data: bytes) -> Any:
+    try:
+        return ("ok", repr(fn(data)))
+    except (ValueError, RecursionError) as exc:
+        return ("error", type(exc).__name__, str(exc))
+
+
+@settings(max_examples=200, deadline=None)
+@given(value=JSON_VALUES, ascii_only=st.booleans())
+def test_loads_is_json_loads(value: Any, ascii_only: bool) -> None:
+    data = json.dumps(value, ensure_ascii=ascii_only).encode()
+    assert _json_result(loads, data) == _json_result(json.loads, data)
+
+
+@pytest.mark.parametrize(
+    "data",
+    [
+        b'"\\ud83d"',  # lone surrogate escape: jiter refuses, json accepts
+        b"\xef\xbb\xbf{}",  # BOM
+        '{"a": 1}'.encode("utf-16"),
+        b"[" * 500 + b"]" * 500,
+        b"[" * 100_000,
+        b"{",
+        b"NaN",
+        b'{"a":1,"a":2}',
+        b"",
+    ],
+)
+def test_loads_matches_json_on_odd_input(data: bytes) -> None:
+    assert _json_result(loads, data) == _json_result(json.loads, data)
+
+
+def test_unescape_joins_bodies() -> None:
+    assert unescape(bytearray(b'a\\"b') + b"\\ud83d" + b"\\ude00\\n") == 'a"b😀\n'
