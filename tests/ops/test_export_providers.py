@@ -202,12 +202,16 @@ def test_a_taken_prometheus_port_warns_and_goes_on() -> None:
     assert "Prometheus endpoint on 127.0.0.1" in err and "not started" in err
 
 
-def test_invalid_prometheus_port_is_ignored(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_invalid_prometheus_port_is_ignored(
+    monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
     monkeypatch.setenv(export.PROMETHEUS_PORT_ENV, "http")
     monkeypatch.delenv("OTEL_EXPORTER_OTLP_ENDPOINT", raising=False)
     before = export.prometheus_address()
-    export.ensure_providers()
-    assert export.prometheus_address() == before is None
+    with caplog.at_level("WARNING", logger="tooltap"):
+        export.ensure_providers()
+    assert export.prometheus_address() == before
+    assert "invalid Prometheus port 'http'" in caplog.text
 
 
 def test_shutdown_stops_the_prometheus_endpoint() -> None:

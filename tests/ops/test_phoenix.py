@@ -94,8 +94,11 @@ def test_spans_arrive_with_call_ids(phoenix: dict[str, Any], protocol: str) -> N
     assert result.returncode == 0, result.stderr
 
     def complete() -> list[dict[str, Any]] | None:
+        """All spans are in: ingestion is asynchronous, and the orphans are exported last."""
         spans = spans_of(phoenix["url"], project)
-        return spans if sum(s["name"].startswith("execute_tool") for s in spans) >= 40 else None
+        tools = [s for s in spans if s["name"].startswith("execute_tool")]
+        orphans = [t for t in tools if t["attributes"].get("tooltap.result") == "orphaned"]
+        return spans if len(tools) >= 40 and len(orphans) >= 4 else None
 
     spans = wait_for(complete, 60, "the spans in Phoenix")
     by_id = {s["context"]["span_id"]: s for s in spans}
