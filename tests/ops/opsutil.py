@@ -142,3 +142,12 @@ def prom_query(url: str, expr: str) -> list[dict[str, Any]]:
     assert body is not None and body.get("status") == "success", (expr, body)
     result: list[dict[str, Any]] = body["data"]["result"]
     return result
+
+
+def promtool_run(
+    promtool: Path, *args: str, cwd: Path = DASHBOARDS
+) -> subprocess.CompletedProcess[str]:
+    """Run promtool (in ``cwd``) and capture its output."""
+    return subprocess.run(
+        [str(promtool), *args], check=False, capture_output=True, text=True, timeout=120, cwd=cwd
+    )

@@ -10,8 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import yaml
-from opsutil import DASHBOARDS, ROOT
-from test_rules import promtool_run
+from opsutil import DASHBOARDS, ROOT, promtool_run
 
 COMPOSE = ROOT / "examples" / "compose"
 

@@ -2,19 +2,10 @@
 
 from __future__ import annotations
 
-import subprocess
 from pathlib import Path
 
 import yaml
-from opsutil import DASHBOARDS
-
-
-def promtool_run(
-    promtool: Path, *args: str, cwd: Path = DASHBOARDS
-) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [str(promtool), *args], check=False, capture_output=True, text=True, timeout=120, cwd=cwd
-    )
+from opsutil import DASHBOARDS, promtool_run
 
 
 def test_promtool_check_rules(promtool: Path) -> None:
