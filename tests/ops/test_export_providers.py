@@ -236,3 +236,17 @@ def test_prometheus_address_reports_the_bound_port() -> None:
     assert out == ["127.0.0.1", port]
     with pytest.raises(OSError):  # and it is closed again after exit
         urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=2)
+
+
+def test_bind_address_comes_from_the_option_then_the_env() -> None:
+    code = textwrap.dedent("""
+        import json
+        from tooltap._telemetry import export
+        export.ensure_providers(prometheus_port=0)
+        print(json.dumps(export.prometheus_address()[0]))
+    """)
+    out, _, _ = run_python(code, {"TOOLTAP_PROMETHEUS_HOST": "127.0.0.2"})
+    assert out == "127.0.0.2"
+    explicit = code.replace("prometheus_port=0", "prometheus_port=0, prometheus_host='127.0.0.3'")
+    out, _, _ = run_python(explicit, {"TOOLTAP_PROMETHEUS_HOST": "127.0.0.2"})
+    assert out == "127.0.0.3"

@@ -70,13 +70,14 @@ def ensure_providers(
     meter_provider: metrics.MeterProvider | None = None,
     *,
     prometheus_port: int | None = None,
-    prometheus_host: str = "127.0.0.1",
+    prometheus_host: str | None = None,
     **_ignored: object,
 ) -> tuple[trace.TracerProvider, metrics.MeterProvider]:
     """The providers to instrument with; builds and sets global SDK ones only if none exist.
 
     ``prometheus_port`` (else env ``TOOLTAP_PROMETHEUS_PORT``; 0 picks a free port) opens
-    ``/metrics`` on ``prometheus_host`` (else env ``TOOLTAP_PROMETHEUS_HOST``). Never raises.
+    ``/metrics`` on ``prometheus_host`` (else env ``TOOLTAP_PROMETHEUS_HOST``, else
+    127.0.0.1). Never raises.
     """
     env = os.environ
     try:
@@ -84,7 +85,7 @@ def ensure_providers(
             tp = tracer_provider or _app_tracer_provider()
             mp = meter_provider or _app_meter_provider()
             port = _prometheus_port(prometheus_port, env)
-            host = env.get(PROMETHEUS_HOST_ENV) or prometheus_host
+            host = prometheus_host or env.get(PROMETHEUS_HOST_ENV) or "127.0.0.1"
             if mp is not None and port is not None:
                 _log.warning(
                     "tooltap: the application configured its own MeterProvider; no Prometheus "
