@@ -14,7 +14,7 @@ from tt_support import Recorder, attrs
 
 import tooltap
 from tooltap import Parsed, Problem, RequestInfo, ToolCall, ToolResultRef
-from tooltap._telemetry import lifecycle as lifecycle_module
+from tooltap._telemetry import callids
 from tooltap._telemetry import semconv as sc
 from tooltap._telemetry.execution import find_execution, tool_execution
 from tooltap._telemetry.operation import Operation, get_telemetry
@@ -160,7 +160,10 @@ def test_a_call_re_sent_after_its_result_opens_no_second_span(rec: Recorder) -> 
     assert rec.inference()[2].context.span_id == again.span.get_span_context().span_id
     assert rec.total("tooltap.tool_calls") == 2
     assert rec.total("tooltap.tool_results") == 2
-    assert [e.call.call_id for e in rec.of(tooltap.ToolCallReceived)] == ["a", "b"]
+    received = rec.of(tooltap.ToolCallReceived)  # listeners see what arrived, replays too
+    assert [e.call.call_id for e in received] == ["a", "b", "a", "b"]
+    spans = {attrs(s)["gen_ai.tool.call.id"]: s.context for s in rec.tools()}
+    assert [e.span_context for e in received] == [spans["a"], spans["b"]] * 2
 
 
 def test_a_call_re_sent_while_open_keeps_its_one_span(rec: Recorder) -> None:
@@ -188,7 +191,7 @@ def test_a_re_sent_broken_call_is_counted_once(rec: Recorder) -> None:
     turn(problems=(bad,))
     turn(problems=(bad,))
     assert rec.total("tooltap.tool_calls", tooltap__outcome="invalid_json") == 1
-    assert len(rec.of(tooltap.ToolCallProblem)) == 1
+    assert len(rec.of(tooltap.ToolCallProblem)) == 2  # listeners see what arrived
     assert [e.name for e in rec.inference()[1].events] == ["tooltap.problem",
                                                            sc.EVENT_CALL_REPLAYED]  # fmt: skip
     tooltap.flush()
@@ -196,7 +199,7 @@ def test_a_re_sent_broken_call_is_counted_once(rec: Recorder) -> None:
 
 
 def test_replay_memory_is_bounded(rec: Recorder, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(lifecycle_module, "_ANSWERED_CAP", 3)
+    monkeypatch.setattr(callids, "MEMORY_CAP", 3)
     tel = get_telemetry()
     assert tel is not None
     for i in range(6):

@@ -26,25 +26,26 @@ Listeners get no ``ToolCallReceived`` for a broken call (it is not a call to run
 Replays: a call id that arrives again with the same name and arguments (a re-sent
 response), after its result was sent or while its span is open, opens no second span
 and is not counted again (``admit``); the inference span that got it has a
-``tooltap.tool_call.replayed`` event. Ids are remembered with a fingerprint, bounded;
-the same id with other arguments is a new call (providers that reuse ids).
+``tooltap.tool_call.replayed`` event. Listeners still get ``ToolCallReceived`` (with the
+first span's context): they see what arrived. Ids are remembered with a fingerprint,
+bounded; the same id with other arguments is a new call (providers that reuse ids).
 """
 
 from __future__ import annotations
 
-import json
 import threading
 import time
 from collections import OrderedDict, deque
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Final, TypeVar
+from typing import TYPE_CHECKING, Any, Final
 
 from opentelemetry import trace
 from opentelemetry.trace import Span, SpanContext, SpanKind, Status, StatusCode
 
 from .._core.model import PROVIDER_OF, Problem, ToolCall, ToolResultRef
 from . import semconv as sc
+from .callids import Bounded, canonical, fingerprint
 from .content import to_json
 from .listeners import ToolCallReceived, ToolResultSent
 
@@ -53,29 +54,9 @@ if TYPE_CHECKING:
 
 __all__ = ["Lifecycle", "OpenCall"]
 
-_ANSWERED_CAP: Final = 50_000
 #: Problems of a call that arrived whole but unusable: the call gets its span.
 BROKEN_CALL_KINDS: Final = frozenset({"invalid_json", "unexpected_shape", "oversized_arguments"})
 Key = tuple[str, str]
-_K = TypeVar("_K")
-_V = TypeVar("_V")
-
-
-class _Bounded(OrderedDict[_K, _V]):
-    """A memory of keys that forgets the least recently put past ``_ANSWERED_CAP``."""
-
-    def put(self, key: _K, value: _V) -> None:
-        self[key] = value
-        self.move_to_end(key)
-        while len(self) > _ANSWERED_CAP:
-            self.popitem(last=False)
-
-
-def _canonical(args: Mapping[str, Any] | None) -> str:
-    try:
-        return json.dumps(args or {}, sort_keys=True, separators=(",", ":"), default=str)
-    except (TypeError, ValueError):
-        return repr(args)
 
 
 @dataclass(slots=True, eq=False)
@@ -107,9 +88,10 @@ class Lifecycle:
         self._open: OrderedDict[int, OpenCall] = OrderedDict()  # by id(entry), oldest first
         self._by_id: dict[str, OpenCall] = {}
         self._by_key: dict[Key, deque[OpenCall]] = {}
-        self._answered: _Bounded[str | Key, int] = _Bounded()  # results seen per call
-        self._truncated: _Bounded[str, str] = _Bounded()  # truncated call id -> provider
-        self._received: _Bounded[str, int] = _Bounded()  # call id -> fingerprint
+        self._answered: Bounded[str | Key, int] = Bounded()  # results seen per call
+        self._truncated: Bounded[str, str] = Bounded()  # truncated call id -> provider
+        # call id -> (fingerprint of name and args, its span's context)
+        self._received: Bounded[str, tuple[int, SpanContext | None]] = Bounded()
 
     def __len__(self) -> int:
         return len(self._open)
@@ -119,28 +101,34 @@ class Lifecycle:
     def admit(self, item: ToolCall | Problem, inference_span: Span | None) -> bool:
         """Whether a call (or broken call) is new: False for a replay of a call id seen before.
 
-        A replay adds a ``tooltap.tool_call.replayed`` event to ``inference_span``. Calls
-        without an id cannot be told apart: always new.
+        ``inference_span``: the span of the response that delivered it, which gets a
+        ``tooltap.tool_call.replayed`` event (and listeners a ``ToolCallReceived``) for a
+        replay; None when not from the wire. Calls without an id are always new.
         """
         call_id = item.call_id
         if call_id is None:
             return True
         index = item.index if isinstance(item, ToolCall) else item.call_index
-        if isinstance(item, ToolCall):
-            fingerprint = hash((item.name, _canonical(item.args)))
-        else:
-            fingerprint = hash((item.name, item.kind, item.received))
+        mark = fingerprint(item)
         with self._lock:
-            replay = self._received.get(call_id) == fingerprint
-            self._received.put(call_id, fingerprint)
-        if replay and inference_span is not None and inference_span.is_recording():
+            seen = self._received.get(call_id)
+            if seen is not None and seen[0] == mark:
+                self._received.move_to_end(call_id)
+            else:
+                self._received.put(call_id, (mark, None))
+                seen = None
+        if seen is None or inference_span is None:
+            return seen is None
+        if inference_span.is_recording():
             attributes: dict[str, Any] = {sc.GEN_AI_TOOL_CALL_ID: call_id}
             if item.name:
                 attributes[sc.GEN_AI_TOOL_NAME] = item.name
             if index is not None:
                 attributes[sc.TOOLTAP_TOOL_CALL_INDEX] = index
             inference_span.add_event(sc.EVENT_CALL_REPLAYED, attributes)
-        return not replay
+        if isinstance(item, ToolCall):
+            self._tel.listeners.emit(ToolCallReceived(item, seen[1]))
+        return False
 
     def received(
         self,
@@ -183,8 +171,13 @@ class Lifecycle:
         )
         entry = OpenCall(span, call, provider, label, outcome, time.monotonic(), broken=broken)
         if call.call_id is None:
-            entry.key = (call.name, _canonical(call.args))
+            entry.key = (call.name, canonical(call.args))
         self._register(entry)
+        if call.call_id is not None:
+            with self._lock:
+                seen = self._received.get(call.call_id)
+                if seen is not None:
+                    self._received[call.call_id] = (seen[0], entry.context)
         if not broken:
             self._tel.listeners.emit(ToolCallReceived(call, entry.context))
         return entry
@@ -296,7 +289,7 @@ class Lifecycle:
         else:
             entry = None
             if ref.name is not None and ref.call_args is not None:
-                queue = self._by_key.get((ref.name, _canonical(ref.call_args)))
+                queue = self._by_key.get((ref.name, canonical(ref.call_args)))
                 entry = queue[0] if queue else None
             if entry is None and ref.name is not None:
                 entry = next(
@@ -394,7 +387,7 @@ class Lifecycle:
         with self._lock:
             if call.call_id is not None:
                 return self._by_id.get(call.call_id)
-            queue = self._by_key.get((call.name, _canonical(call.args)))
+            queue = self._by_key.get((call.name, canonical(call.args)))
             return next((e for e in queue or () if not e.handled), None)
 
 
@@ -404,7 +397,7 @@ def _group(refs: tuple[ToolResultRef, ...]) -> dict[str | Key, list[ToolResultRe
         if ref.call_id is not None:
             key: str | Key = ref.call_id
         else:
-            args = _canonical(ref.call_args) if ref.call_args is not None else "?"
+            args = canonical(ref.call_args) if ref.call_args is not None else "?"
             key = (ref.name or "", args)
         groups.setdefault(key, []).append(ref)
     return groups

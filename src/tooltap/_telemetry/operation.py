@@ -221,8 +221,6 @@ class Operation:
             self._delivered.add(call.index)
             if call.call_id is not None:
                 self._delivered_ids.add(call.call_id)
-            if not self.tel.lifecycle.admit(call, self.span):
-                continue  # a re-sent call: one span and one count per call id
             problems = validate(call, info) if info is not None else []
             outcome = next((p.kind for p in problems if p.kind in _CALL_OUTCOMES), sc.RESULT_OK)
             for problem in problems:
@@ -230,6 +228,8 @@ class Operation:
                 self.tel.listeners.emit(
                     ToolCallProblem(problem, self.dialect, self.span.get_span_context())
                 )
+            if not self.tel.lifecycle.admit(call, self.span):
+                continue  # a re-sent call: one span and one count per call id
             label = self.tel.tool_names.label(call.name, declared)
             self.tel.instruments.tool_calls.add(
                 1,
@@ -333,9 +333,9 @@ class Operation:
             self.tel.instruments.stream_problems.add(
                 1, {**self.attributes, sc.TOOLTAP_PROBLEM_KIND: problem.kind}
             )
-        elif problem.call_id not in self._delivered_ids:
-            if not self.tel.lifecycle.admit(problem, self.span):
-                return  # a re-sent broken call: counted and reported once
+        elif problem.call_id not in self._delivered_ids and self.tel.lifecycle.admit(
+            problem, self.span
+        ):  # a broken call, new (a re-sent one is counted once)
             declared = self.request_info.tools if self.request_info is not None else None
             label = self.tel.tool_names.label(problem.name, declared)
             self.tel.instruments.tool_calls.add(

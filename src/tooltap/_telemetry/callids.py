@@ -1,0 +1,49 @@
+"""What the lifecycle remembers about call ids, bounded: keys and fingerprints of calls.
+
+A provider that re-sends a response re-sends its calls: the same id, name and
+arguments. ``fingerprint`` tells that apart from a provider reusing an id for another
+call; ``canonical`` keys calls that have no id (Google) by name and arguments.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import OrderedDict
+from collections.abc import Mapping
+from typing import Any, Final, TypeVar
+
+from .._core.model import Problem, ToolCall
+
+__all__ = ["MEMORY_CAP", "Bounded", "canonical", "fingerprint"]
+
+#: How many call ids each memory keeps (the least recently used are forgotten first).
+MEMORY_CAP: Final = 50_000
+
+_K = TypeVar("_K")
+_V = TypeVar("_V")
+
+
+class Bounded(OrderedDict[_K, _V]):
+    """A memory of keys that forgets the least recently put past ``MEMORY_CAP``."""
+
+    def put(self, key: _K, value: _V) -> None:
+        """Set ``key`` as the most recent one; forget the oldest past the cap."""
+        self[key] = value
+        self.move_to_end(key)
+        while len(self) > MEMORY_CAP:
+            self.popitem(last=False)
+
+
+def canonical(args: Mapping[str, Any] | None) -> str:
+    """Arguments as canonical JSON (sorted keys, no spaces)."""
+    try:
+        return json.dumps(args or {}, sort_keys=True, separators=(",", ":"), default=str)
+    except (TypeError, ValueError):
+        return repr(args)
+
+
+def fingerprint(item: ToolCall | Problem) -> int:
+    """A hash of what identifies a received call beside its id: name and arguments."""
+    if isinstance(item, ToolCall):
+        return hash((item.name, canonical(item.args)))
+    return hash((item.name, item.kind, item.received))
