@@ -131,6 +131,15 @@ class App:
         )
         return {"model": self.model, "contents": USER, "config": config}
 
+    async def stream(self) -> Any:
+        """Open one stream (its body unread): an SDK ``Stream``/``AsyncStream`` or Google's
+        response generator (which sends its request on the first ``next``)."""
+        if self.dialect == "google.genai":
+            models = self.client.models if self.sync else self.client.aio.models
+            return await resolve(models.generate_content_stream(**self._google()))
+        resource, request = self._resource()
+        return await resolve(resource.create(**request, stream=True))
+
     # --- views ---------------------------------------------------------------------------
 
     async def view(self, variant: str = "plain", *, stream: bool = True) -> dict[str, Any]:

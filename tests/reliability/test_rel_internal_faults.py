@@ -31,7 +31,7 @@ from tooltap._core.stream import StreamParser
 from tooltap._telemetry.telemetry import Telemetry, get_telemetry
 from tooltap.simulator import Simulator, _scenario
 
-pytestmark = pytest.mark.asyncio(loop_scope="module")
+pytestmark = [pytest.mark.asyncio(loop_scope="module"), pytest.mark.usefixtures("frozen_heap")]
 
 
 class InjectedFault(RuntimeError):

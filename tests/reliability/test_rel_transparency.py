@@ -28,7 +28,7 @@ from rel_support import Apps, Canned, Capture, ReplayServer, cut, watched
 
 from tooltap.simulator import FAULT_HEADER, Fault, Simulator, _scenario
 
-pytestmark = pytest.mark.asyncio(loop_scope="module")
+pytestmark = [pytest.mark.asyncio(loop_scope="module"), pytest.mark.usefixtures("frozen_heap")]
 
 STREAMED = [c for c in CASES if c.stream]
 SYNC = pytest.mark.parametrize("sync", [True, False], ids=["sync", "async"])

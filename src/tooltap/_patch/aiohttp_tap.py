@@ -19,6 +19,7 @@ the proxy is garbage-collected.
 
 from __future__ import annotations
 
+import asyncio
 import json
 from collections.abc import Awaitable, Callable, Mapping
 from typing import TYPE_CHECKING, Any, NamedTuple, cast
@@ -146,6 +147,9 @@ class _TapReader(wrapt.BaseObjectProxy["aiohttp.StreamReader"]):
     async def _self_pull(self, method: str, *args: Any, **kwargs: Any) -> Any:
         try:
             result = await getattr(self.__wrapped__, method)(*args, **kwargs)
+        except asyncio.CancelledError:  # the app's task stopped reading: like a close
+            quietly(self._self_state.finish, "closed")
+            raise
         except BaseException as exc:
             quietly(self._self_state.finish, "error", exc)
             raise

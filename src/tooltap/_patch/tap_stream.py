@@ -9,6 +9,7 @@ the state it calls holds no reference to the proxy or the response, so no cycle)
 
 from __future__ import annotations
 
+import asyncio
 import json
 import weakref
 import zlib
@@ -235,7 +236,7 @@ class TapAsyncStream(wrapt.ObjectProxy[Any]):
                 except Exception as exc:  # noqa: BLE001 - never into the app
                     state.broken(exc)
                 yield chunk
-        except GeneratorExit:
+        except (GeneratorExit, asyncio.CancelledError):  # the app's task stopped reading
             quietly(state.finish, "closed")
             raise
         except BaseException as exc:
