@@ -30,6 +30,7 @@ from typing import Any
 import wrapt
 from opentelemetry.trace import Span
 
+from .._core.model import ErrorClass
 from .._telemetry.operation import Operation
 from .._telemetry.telemetry import Telemetry
 from .quietly import quietly
@@ -72,7 +73,7 @@ class _AdoptedOperation(Operation):
 
     _tooltap_held: _HeldSpan | None = None
 
-    def end(self, exc: BaseException | None = None, error: Any = None) -> None:
+    def end(self, exc: BaseException | None = None, error: ErrorClass | None = None) -> None:
         """End the operation, then let anthropic's deferred ``end()`` through."""
         try:
             super().end(exc, error)
