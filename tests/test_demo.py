@@ -12,7 +12,11 @@ def test_demo_runs_every_scenario_and_reports_each_call_id() -> None:
     env = {k: v for k, v in os.environ.items() if not k.startswith(("OTEL_", "TOOLTAP_"))}
     proc = subprocess.run(
         [sys.executable, "-m", "tooltap", "demo"],
-        check=False, capture_output=True, text=True, timeout=120, env=env,
+        check=False,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env=env,
     )
     assert proc.returncode == 0, proc.stdout + proc.stderr
     out, progress = proc.stdout, proc.stderr

@@ -13,10 +13,17 @@ def main(argv: list[str] | None = None) -> int:
     demo = commands.add_parser(
         "demo", help="run agents for every SDK, auto-instrumented, against the simulator"
     )
-    demo.add_argument("--serve", action="store_true",
-                      help="keep the Prometheus /metrics endpoint up after the run")
-    demo.add_argument("--port", type=int, default=None,
-                      help="Prometheus port (default: $TOOLTAP_PROMETHEUS_PORT, or 9464 with --serve)")
+    demo.add_argument(
+        "--serve",
+        action="store_true",
+        help="keep the Prometheus /metrics endpoint up after the run",
+    )
+    demo.add_argument(
+        "--port",
+        type=int,
+        default=None,
+        help="Prometheus port (default: $TOOLTAP_PROMETHEUS_PORT, or 9464 with --serve)",
+    )
     args = parser.parse_args(argv)
     from ._demo import run_demo
 

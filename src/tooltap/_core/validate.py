@@ -64,7 +64,8 @@ def validate(call: ToolCall, request_info: RequestInfo) -> list[Problem]:
             if error.validator == "required":  # names only the schema's own property
                 detail = f"{error.json_path}: {error.message}"
             elif error.validator == "additionalProperties" and isinstance(error.instance, dict):
-                allowed = error.schema.get("properties") or {}
+                schema = error.schema if isinstance(error.schema, dict) else {}
+                allowed = schema.get("properties") or {}
                 extra = sorted(str(k) for k in error.instance if k not in allowed)
                 detail += f" (unexpected: {', '.join(extra)})"
             problem("schema_violation", _short(detail))

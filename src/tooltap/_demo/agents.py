@@ -22,11 +22,13 @@ def make_registry() -> tooltap.ToolRegistry:
     """The demo's one tool, as an app would register it."""
     registry = tooltap.ToolRegistry()
 
-    @registry.tool(schema={
-        "type": "object",
-        "properties": {"key": {"type": "string", "enum": sorted(VALUES)}},
-        "required": ["key"],
-    })
+    @registry.tool(
+        schema={
+            "type": "object",
+            "properties": {"key": {"type": "string", "enum": sorted(VALUES)}},
+            "required": ["key"],
+        }
+    )
     def lookup_demo_value(key: str) -> str:
         """Look up one of the user's stored values (height, weight)."""
         return VALUES[key]
@@ -77,7 +79,9 @@ class Agent:
     def start(self, question: str) -> list[Any]:
         return [{"role": "user", "content": question}]
 
-    def send(self, history: list[Any], headers: dict[str, str], *, force_tool: bool = False) -> Turn:
+    def send(
+        self, history: list[Any], headers: dict[str, str], *, force_tool: bool = False
+    ) -> Turn:
         raise NotImplementedError
 
     def append(self, history: list[Any], turn: Turn, results: list[dict[str, Any]]) -> list[Any]:
@@ -106,16 +110,18 @@ class IncompleteResponse(Exception):
 class OpenAIChatAgent(Agent):
     dialect = "openai.chat"
 
-    def send(self, history: list[Any], headers: dict[str, str], *, force_tool: bool = False) -> Turn:
+    def send(
+        self, history: list[Any], headers: dict[str, str], *, force_tool: bool = False
+    ) -> Turn:
         import openai
 
         client = openai.OpenAI(base_url=self.base_url, api_key="sk-demo", max_retries=2)
-        kwargs: dict[str, Any] = dict(
-            model="gpt-4o-mini",
-            messages=history,
-            tools=self.registry.declarations(self.dialect),
-            extra_headers=headers,
-        )
+        kwargs: dict[str, Any] = {
+            "model": "gpt-4o-mini",
+            "messages": history,
+            "tools": self.registry.declarations(self.dialect),
+            "extra_headers": headers,
+        }
         if force_tool:
             kwargs["tool_choice"] = "required"
         if self.stream:
@@ -130,12 +136,18 @@ class OpenAIChatAgent(Agent):
     def append(self, history: list[Any], turn: Turn, results: list[dict[str, Any]]) -> list[Any]:
         message = turn.sdk_object.choices[0].message
         calls = [
-            {"id": c.id, "type": "function",
-             "function": {"name": c.function.name, "arguments": c.function.arguments}}
+            {
+                "id": c.id,
+                "type": "function",
+                "function": {"name": c.function.name, "arguments": c.function.arguments},
+            }
             for c in message.tool_calls or ()
         ]
-        return [*history, {"role": "assistant", "content": message.content, "tool_calls": calls},
-                *results]
+        return [
+            *history,
+            {"role": "assistant", "content": message.content, "tool_calls": calls},
+            *results,
+        ]
 
     def text(self, sdk_object: Any) -> str:
         return str(sdk_object.choices[0].message.content or "")
@@ -144,16 +156,18 @@ class OpenAIChatAgent(Agent):
 class OpenAIResponsesAgent(Agent):
     dialect = "openai.responses"
 
-    def send(self, history: list[Any], headers: dict[str, str], *, force_tool: bool = False) -> Turn:
+    def send(
+        self, history: list[Any], headers: dict[str, str], *, force_tool: bool = False
+    ) -> Turn:
         import openai
 
         client = openai.OpenAI(base_url=self.base_url, api_key="sk-demo", max_retries=2)
-        kwargs: dict[str, Any] = dict(
-            model="gpt-4.1-mini",
-            input=history,
-            tools=self.registry.declarations(self.dialect),
-            extra_headers=headers,
-        )
+        kwargs: dict[str, Any] = {
+            "model": "gpt-4.1-mini",
+            "input": history,
+            "tools": self.registry.declarations(self.dialect),
+            "extra_headers": headers,
+        }
         if self.stream:
             with client.responses.stream(**kwargs) as events:
                 for _ in events:
@@ -165,8 +179,12 @@ class OpenAIResponsesAgent(Agent):
 
     def append(self, history: list[Any], turn: Turn, results: list[dict[str, Any]]) -> list[Any]:
         calls = [
-            {"type": "function_call", "call_id": item.call_id, "name": item.name,
-             "arguments": item.arguments}
+            {
+                "type": "function_call",
+                "call_id": item.call_id,
+                "name": item.name,
+                "arguments": item.arguments,
+            }
             for item in turn.sdk_object.output
             if item.type == "function_call"
         ]
@@ -179,17 +197,19 @@ class OpenAIResponsesAgent(Agent):
 class AnthropicAgent(Agent):
     dialect = "anthropic.messages"
 
-    def send(self, history: list[Any], headers: dict[str, str], *, force_tool: bool = False) -> Turn:
+    def send(
+        self, history: list[Any], headers: dict[str, str], *, force_tool: bool = False
+    ) -> Turn:
         import anthropic
 
         client = anthropic.Anthropic(base_url=self.base_url, api_key="sk-ant-demo", max_retries=2)
-        kwargs: dict[str, Any] = dict(
-            model="claude-sonnet-4-5",
-            max_tokens=512,
-            messages=history,
-            tools=self.registry.declarations(self.dialect),
-            extra_headers=headers,
-        )
+        kwargs: dict[str, Any] = {
+            "model": "claude-sonnet-4-5",
+            "max_tokens": 512,
+            "messages": history,
+            "tools": self.registry.declarations(self.dialect),
+            "extra_headers": headers,
+        }
         if self.stream:
             with client.messages.stream(**kwargs) as events:
                 for _ in events:
@@ -213,7 +233,9 @@ class GoogleAgent(Agent):
     def start(self, question: str) -> list[Any]:
         return [{"role": "user", "parts": [{"text": question}]}]
 
-    def send(self, history: list[Any], headers: dict[str, str], *, force_tool: bool = False) -> Turn:
+    def send(
+        self, history: list[Any], headers: dict[str, str], *, force_tool: bool = False
+    ) -> Turn:
         from google import genai
         from google.genai import types
 
@@ -221,10 +243,14 @@ class GoogleAgent(Agent):
             api_key="demo-google-key",
             http_options=types.HttpOptions(base_url=self.base_url, headers=headers),
         )
-        config = types.GenerateContentConfig(tools=self.registry.declarations(self.dialect))
+        tools: list[Any] = self.registry.declarations(self.dialect)
+        config = types.GenerateContentConfig(tools=tools)
         if self.stream:
-            chunks = list(client.models.generate_content_stream(
-                model="gemini-2.5-flash", contents=history, config=config))
+            chunks = list(
+                client.models.generate_content_stream(
+                    model="gemini-2.5-flash", contents=history, config=config
+                )
+            )
             finish = _finish(chunks[-1] if chunks else None)
             candidate: dict[str, Any] = {
                 "content": {"role": "model", "parts": [p for c in chunks for p in _parts(c)]}
@@ -237,7 +263,8 @@ class GoogleAgent(Agent):
                 parsed = dataclasses.replace(parsed, complete=False)
             return Turn(obj, parsed)
         response = client.models.generate_content(
-            model="gemini-2.5-flash", contents=history, config=config)
+            model="gemini-2.5-flash", contents=history, config=config
+        )
         return Turn(response, tooltap.parse_response(response, self.dialect))
 
     def append(self, history: list[Any], turn: Turn, results: list[dict[str, Any]]) -> list[Any]:

@@ -13,8 +13,12 @@ import tooltap
 
 from .._telemetry import semconv as sc
 
-_PROVIDER_OF_DIALECT = {"openai.chat": "openai", "openai.responses": "openai",
-                        "anthropic.messages": "anthropic", "google.genai": "google"}
+_PROVIDER_OF_DIALECT = {
+    "openai.chat": "openai",
+    "openai.responses": "openai",
+    "anthropic.messages": "anthropic",
+    "google.genai": "google",
+}
 
 
 class SpanCollector(SpanProcessor):
@@ -56,7 +60,9 @@ class Row:
     turnaround: str
 
 
-def call_rows(spans: Sequence[ReadableSpan], problems: Sequence[tooltap.ToolCallProblem]) -> list[Row]:
+def call_rows(
+    spans: Sequence[ReadableSpan], problems: Sequence[tooltap.ToolCallProblem]
+) -> list[Row]:
     """One row per tool call id: each ``execute_tool`` span (its result, and the call's
     defect if it had one), then each broken call that got no span (never fully received)."""
     rows = []
@@ -70,32 +76,45 @@ def call_rows(spans: Sequence[ReadableSpan], problems: Sequence[tooltap.ToolCall
         with_span.add(str(call_id))
         outcome = str(attrs.get(sc.TOOLTAP_RESULT, "?"))
         defect = attrs.get(sc.TOOLTAP_OUTCOME, sc.RESULT_OK)
-        rows.append(Row(
-            str(attrs.get(sc.GEN_AI_PROVIDER_NAME, "?")),
-            str(attrs.get(sc.GEN_AI_TOOL_NAME, "?")),
-            str(call_id or "(no id)"),
-            outcome if defect == sc.RESULT_OK else f"{outcome} ({defect})",
-            f"{seconds * 1000:.1f} ms",
-        ))
+        rows.append(
+            Row(
+                str(attrs.get(sc.GEN_AI_PROVIDER_NAME, "?")),
+                str(attrs.get(sc.GEN_AI_TOOL_NAME, "?")),
+                str(call_id or "(no id)"),
+                outcome if defect == sc.RESULT_OK else f"{outcome} ({defect})",
+                f"{seconds * 1000:.1f} ms",
+            )
+        )
     for event in problems:
         p = event.problem
         if p.call_index is None or (p.call_id is not None and p.call_id in with_span):
             continue
-        rows.append(Row(_PROVIDER_OF_DIALECT.get(event.dialect, event.dialect), p.name or "?",
-                        p.call_id or "(no id)", p.kind, "never a call"))
+        rows.append(
+            Row(
+                _PROVIDER_OF_DIALECT.get(event.dialect, event.dialect),
+                p.name or "?",
+                p.call_id or "(no id)",
+                p.kind,
+                "never a call",
+            )
+        )
     return rows
 
 
 def stream_problems(problems: Sequence[tooltap.ToolCallProblem]) -> list[str]:
     """Response-level problems (truncated stream, error event...), one line each."""
-    return [f"{e.dialect}: {e.problem.kind} {e.problem.detail[:60]}".rstrip()
-            for e in problems if e.problem.call_index is None]
+    return [
+        f"{e.dialect}: {e.problem.kind} {e.problem.detail[:60]}".rstrip()
+        for e in problems
+        if e.problem.call_index is None
+    ]
 
 
 def print_table(out: TextIO, headers: Sequence[str], rows: Sequence[Sequence[str]]) -> None:
     """A plain aligned text table."""
-    widths = [max(len(h), *(len(r[i]) for r in rows)) if rows else len(h)
-              for i, h in enumerate(headers)]
+    widths = [
+        max(len(h), *(len(r[i]) for r in rows)) if rows else len(h) for i, h in enumerate(headers)
+    ]
     line = "  ".join(h.ljust(w) for h, w in zip(headers, widths))
     print(line, file=out)
     print("  ".join("-" * w for w in widths), file=out)
@@ -105,10 +124,15 @@ def print_table(out: TextIO, headers: Sequence[str], rows: Sequence[Sequence[str
 
 def inference_summary(spans: Sequence[ReadableSpan]) -> tuple[int, int, int]:
     """(inference spans, spans with an error, retries) over the run."""
-    inference = [s for s in spans
-                 if (s.attributes or {}).get(sc.GEN_AI_OPERATION_NAME) != sc.OPERATION_EXECUTE_TOOL
-                 and (s.attributes or {}).get(sc.GEN_AI_PROVIDER_NAME)]
+    inference = [
+        s
+        for s in spans
+        if (s.attributes or {}).get(sc.GEN_AI_OPERATION_NAME) != sc.OPERATION_EXECUTE_TOOL
+        and (s.attributes or {}).get(sc.GEN_AI_PROVIDER_NAME)
+    ]
     failed = sum(1 for s in inference if (s.attributes or {}).get(sc.ERROR_TYPE))
-    retries = sum(int((s.attributes or {}).get(sc.HTTP_REQUEST_RESEND_COUNT, 0) or 0)
-                  for s in inference)
+    retries = 0
+    for span in inference:
+        resends = (span.attributes or {}).get(sc.HTTP_REQUEST_RESEND_COUNT, 0)
+        retries += resends if isinstance(resends, int) else 0
     return len(inference), failed, retries

@@ -64,8 +64,13 @@ def _providers(serve: bool, port: int | None) -> tuple[object, object, SpanColle
     return tracer_provider, meter_provider, collector
 
 
-def run_demo(*, serve: bool = False, port: int | None = None, out: TextIO = sys.stdout,
-             progress: TextIO = sys.stderr) -> int:
+def run_demo(
+    *,
+    serve: bool = False,
+    port: int | None = None,
+    out: TextIO = sys.stdout,
+    progress: TextIO = sys.stderr,
+) -> int:
     """Run the demo; 0 when every conversation ended as a correct harness should."""
     tracer_provider, meter_provider, collector = _providers(serve, port)
     listener = ProblemCollector()
@@ -78,8 +83,12 @@ def run_demo(*, serve: bool = False, port: int | None = None, out: TextIO = sys.
         with Simulator() as sim:
             for n, scenario in enumerate(SCENARIOS, 1):
                 t0 = time.monotonic()
-                print(f"[{n:2d}/{len(SCENARIOS)}] {scenario.label} ...", end="", flush=True,
-                      file=progress)
+                print(
+                    f"[{n:2d}/{len(SCENARIOS)}] {scenario.label} ...",
+                    end="",
+                    flush=True,
+                    file=progress,
+                )
                 ended, text = _play(sim, scenario)
                 mark = "ok" if ended == scenario.expect else "UNEXPECTED"
                 print(f" {ended} ({time.monotonic() - t0:.1f} s) {mark}", file=progress)
@@ -94,16 +103,27 @@ def run_demo(*, serve: bool = False, port: int | None = None, out: TextIO = sys.
     return 0 if all(expect == ended for _, expect, ended, _ in outcomes) else 1
 
 
-def _report(out: TextIO, outcomes: list[tuple[str, str, str, str]], collector: SpanCollector,
-            listener: ProblemCollector, elapsed: float) -> None:
+def _report(
+    out: TextIO,
+    outcomes: list[tuple[str, str, str, str]],
+    collector: SpanCollector,
+    listener: ProblemCollector,
+    elapsed: float,
+) -> None:
     spans = collector.ended()
     print("\nConversations", file=out)
-    print_table(out, ("scenario", "expected", "ended", "what the user saw"),
-                [(label, expect, ended, text[:70]) for label, expect, ended, text in outcomes])
+    print_table(
+        out,
+        ("scenario", "expected", "ended", "what the user saw"),
+        [(label, expect, ended, text[:70]) for label, expect, ended, text in outcomes],
+    )
     print("\nTool calls, per call id", file=out)
     rows = call_rows(spans, listener.problems)
-    print_table(out, ("provider", "tool", "call id", "outcome", "turnaround"),
-                [(r.provider, r.tool, r.call_id, r.outcome, r.turnaround) for r in rows])
+    print_table(
+        out,
+        ("provider", "tool", "call id", "outcome", "turnaround"),
+        [(r.provider, r.tool, r.call_id, r.outcome, r.turnaround) for r in rows],
+    )
     problems = stream_problems(listener.problems)
     if problems:
         print("\nResponse problems", file=out)
@@ -115,8 +135,11 @@ def _report(out: TextIO, outcomes: list[tuple[str, str, str, str]], collector: S
         for r in strays:
             print(f"  {r.outcome}: {r.name or '?'} {r.call_id or '(no id)'}", file=out)
     inference, failed, retries = inference_summary(spans)
-    print(f"\n{inference} inference spans ({failed} failed, {retries} retries), "
-          f"{len(rows)} tool calls, in {elapsed:.1f} s.", file=out)
+    print(
+        f"\n{inference} inference spans ({failed} failed, {retries} retries), "
+        f"{len(rows)} tool calls, in {elapsed:.1f} s.",
+        file=out,
+    )
     _where_next(out)
 
 
@@ -140,8 +163,9 @@ def _serve_forever(out: TextIO) -> None:
     if address is None:
         print("\nNo Prometheus endpoint could be started.", file=out)
         return
-    print(f"\nServing http://{address[0]}:{address[1]}/metrics; Ctrl-C to stop.", file=out,
-          flush=True)
+    print(
+        f"\nServing http://{address[0]}:{address[1]}/metrics; Ctrl-C to stop.", file=out, flush=True
+    )
     try:
         while True:
             time.sleep(3600)
