@@ -19,7 +19,7 @@ from typing import Any, Final
 
 __all__ = ["PLAIN_STRING", "RAW_STRING", "loads", "unescape", "valid_utf8"]
 
-_jiter: Callable[[bytes], Any] | None
+_jiter: Callable[..., Any] | None
 try:
     from jiter import from_json as _jiter
 except ImportError:  # pragma: no cover - jiter comes with openai and anthropic
@@ -35,8 +35,8 @@ PLAIN_STRING: Final = rb"[ !#-\[\]-~]*+"
 def loads(data: bytes) -> Any:
     """``json.loads(data)``, decoded by jiter when it can."""
     if _jiter is not None:
-        try:
-            return _jiter(data)
+        try:  # keys only: jiter's default also caches short string values, process-wide
+            return _jiter(data, cache_mode="keys")  # (ids, argument text: unbounded variety)
         except ValueError:
             pass
     return json.loads(data)
