@@ -119,7 +119,7 @@ def test_opentelemetry_instrument_cli(sim: Simulator) -> None:
            "OTEL_LOGS_EXPORTER": "none", "OTEL_PYTHON_DISABLED_INSTRUMENTATIONS": "httpx"}  # fmt: skip
     out = subprocess.run([cli, sys.executable, "-c", textwrap.dedent(script)], capture_output=True,
                          text=True, timeout=60, env=env, cwd=ROOT, check=True)  # fmt: skip
-    assert '"name": "chat claude-sonnet-4-5"' in out.stdout
+    assert '"name": "chat claude-sonnet-4-6"' in out.stdout
     # never answered: both tool spans end at exit, as orphaned, before the provider shuts down
     assert out.stdout.count('"name": "execute_tool lookup_demo_value"') == 2
     assert out.stdout.count('"tooltap.result": "orphaned"') == 2

@@ -110,7 +110,7 @@ def first_body(dialect: str, stream: bool, **extra: Any) -> dict[str, Any]:
         body = {"model": "gpt-4o", "input": [{"role": "user", "content": question}]}
     elif dialect == "anthropic.messages":
         tools = [{"name": TOOL, "input_schema": SCHEMA}]
-        body = {"model": "claude-sonnet-4-5", "max_tokens": 256,
+        body = {"model": "claude-sonnet-4-6", "max_tokens": 256,
                 "messages": [{"role": "user", "content": question}]}  # fmt: skip
     else:
         body = {"contents": [{"role": "user", "parts": [{"text": question}]}],

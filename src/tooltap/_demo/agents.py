@@ -204,7 +204,7 @@ class AnthropicAgent(Agent):
 
         client = anthropic.Anthropic(base_url=self.base_url, api_key="sk-ant-demo", max_retries=2)
         kwargs: dict[str, Any] = {
-            "model": "claude-sonnet-4-5",
+            "model": "claude-sonnet-4-6",
             "max_tokens": 512,
             "messages": history,
             "tools": self.registry.declarations(self.dialect),
