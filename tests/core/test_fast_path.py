@@ -335,6 +335,30 @@ def test_usage_in_the_repeated_head_keeps_last_value_semantics() -> None:
     assert usage is not None and usage.input_tokens == 1
 
 
+@pytest.mark.parametrize("dialect", sorted(STREAMS))
+@pytest.mark.parametrize("ending", [b"}}}", b"} x}", b"}", b"}]", b'}},"k":1}', b"} }\t"])
+def test_a_delta_with_another_ending_takes_the_full_path(dialect: str, ending: bytes) -> None:
+    """Whatever follows the fragment's closing quote must be the exact tail, else decode."""
+    chunks = by_event(STREAMS[dialect]([("t", ['{"a"', ': "b"}'])], True))
+    for n, chunk in enumerate(chunks):
+        if b'b\\"}' in chunk:  # the second fragment's delta: change its ending
+            cut = chunk.index(b'b\\"}') + 3
+            chunks[n] = chunk[:cut] + ending + b"\n\n"
+    compare(dialect, chunks)
+
+
+def test_usage_after_an_arguments_delta_is_kept() -> None:
+    """Fields after the fixed tail (here a usage object) take the chunk off the fast path."""
+    chunks = by_event(chat_stream([("t", ['{"a"', ": 1}"])], True))
+    chunks[3] = chunks[3].replace(b',"obfuscation"', b',"usage":{"prompt_tokens":7},"obfuscation"')
+    compare("openai.chat", chunks)
+    parser = StreamParser("openai.chat")
+    for chunk in chunks:
+        parser.feed(chunk)
+    usage = parser.close().usage
+    assert usage is not None and usage.input_tokens == 7
+
+
 def test_a_nested_choices_key_is_not_learnt() -> None:
     """Bytes before a ``choices`` key one level down are not a head: a chunk repeating
     them cannot be valid, and must be reported as not JSON, as decoding does."""

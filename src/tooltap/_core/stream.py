@@ -20,19 +20,21 @@ class StreamParser:
     ``feed(chunk)`` returns the calls that chunk completed; ``close()`` returns the
     whole ``Parsed``. The parser is total: malformed input becomes problems.
 
-    Hot path: when the SSE decoder is between events and a chunk ends on a blank
-    line, each event block goes first to the reducer's ``fast(block) -> bool``
-    (if it has one), which handles the frequent events whose effect is certain
-    from their bytes (argument deltas, text deltas) without building an event or
-    decoding JSON; it returns False for anything else, which takes the full path.
+    Hot path: when the SSE decoder is between events and a chunk ends on a blank line,
+    it goes first to the reducer's ``fast(chunk) -> bool`` (if it has one), which applies
+    a chunk holding one event whose effect is certain from its bytes (an argument delta
+    of the open call, a text delta) without building an event or decoding JSON, and
+    returns False for anything else; a chunk of several events is split and each one
+    offered to ``fast`` in turn. What ``fast`` declines takes the full path.
     """
 
-    __slots__ = ("_closed", "_fast", "_faults", "_reducer", "_sse", "dialect", "limits")
+    __slots__ = ("_cap", "_closed", "_fast", "_faults", "_reducer", "_sse", "dialect", "limits")
 
     def __init__(self, dialect: str, *, limits: Limits | None = None) -> None:
         self.dialect = dialect
         self.limits = limits or Limits()
-        self._sse = SSEParser(self.limits.max_event_bytes)
+        self._cap = self.limits.max_event_bytes
+        self._sse = SSEParser(self._cap)
         self._reducer = dialect_module(dialect).Reducer(self.limits)
         self._fast: Callable[[bytes], bool] | None = getattr(self._reducer, "fast", None)
         self._faults: list[Problem] = []
@@ -40,22 +42,32 @@ class StreamParser:
 
     def feed(self, chunk: bytes) -> list[ToolCall]:
         """Take the next bytes of the body; return the calls they complete, in order."""
-        sse, fast = self._sse, self._fast
-        if fast is None or not sse.idle or chunk[-2:] != b"\n\n":
-            events = sse.feed(chunk)
-            return self._events(events) if events else []
+        fast = self._fast
+        if fast is not None and self._sse.idle and chunk.endswith(b"\n\n"):
+            try:
+                if len(chunk) <= self._cap and fast(chunk):
+                    return []
+            except Exception as exc:  # noqa: BLE001 - the core is total
+                self._faults.append(Problem("unexpected_shape", detail=f"fast path: {exc!r}"))
+                return []
+            return self._blocks(fast, chunk)
+        events = self._sse.feed(chunk)
+        return self._events(events) if events else []
+
+    def _blocks(self, fast: Callable[[bytes], bool], chunk: bytes) -> list[ToolCall]:
+        """Whole events, one by one: to ``fast``, else through the SSE decoder."""
         calls: list[ToolCall] = []
-        cap = self.limits.max_event_bytes
         blocks = chunk.split(b"\n\n")
         blocks.pop()
         for block in blocks:
+            one = block + b"\n\n"
             try:
-                if len(block) <= cap and fast(block):
+                if len(one) <= self._cap and fast(one):
                     continue
             except Exception as exc:  # noqa: BLE001 - the core is total
                 self._faults.append(Problem("unexpected_shape", detail=f"fast path: {exc!r}"))
                 continue
-            events = sse.feed(block + b"\n\n")
+            events = self._sse.feed(one)
             if events:
                 calls += self._events(events)
         return calls

@@ -33,16 +33,20 @@ class Fragments:
         if fragment:
             self.parts.append(fragment)
 
-    def add_raw(self, raw: bytes) -> None:
-        """Append an escaped fragment (a JSON string body that is valid on its own)."""
-        if not raw:
-            return
-        self.size += len(raw)
+    def add_raw(self, raw: bytes, limit: int) -> bool:
+        """Append an escaped fragment (a JSON string body valid on its own); False, and
+        nothing appended, when its bytes could take ``size`` past ``limit``: the caller
+        then unescapes it and decides exactly."""
+        size = self.size + len(raw)
+        if size > limit:
+            return False
+        self.size = size
         parts = self.parts
         if parts and type(parts[-1]) is bytearray:
             parts[-1] += raw
-        else:
+        elif raw:
             parts.append(bytearray(raw))
+        return True
 
     def exact(self) -> None:
         """Unescape every escaped run, so that ``size`` is the exact character count."""

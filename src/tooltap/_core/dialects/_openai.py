@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from typing import Any, Final
 
-from .._json import loads, unescape
+from .._json import loads
 from ..args import coerce_args, decode_arguments
 from ..model import PROVIDER_OF, Limits, Parsed, Problem, ToolCall, Usage
 from ..sse import SSEEvent
@@ -98,9 +98,10 @@ def _pair_surrogates(text: str) -> str:
 class PendingCall:
     """One tool call being received: identity, argument fragments, and its fate.
 
-    Fragments arrive decoded (``add``) or still escaped from a reducer's fast path
-    (``add_raw``); near the limit they are counted exactly, so a call is ``oversized``
-    exactly when its decoded fragments pass ``Limits.max_argument_bytes``.
+    Fragments arrive decoded (``add``) or, from a reducer's fast path, still escaped
+    (``fragments.add_raw``, which declines near the limit: the fast path then unescapes
+    the fragment and calls ``add``), so a call is ``oversized`` exactly when its decoded
+    fragments pass ``Limits.max_argument_bytes``.
     """
 
     __slots__ = (
@@ -151,13 +152,6 @@ class PendingCall:
             fragments.add(fragment)
         elif fragment is not None and self.bad is None:
             self.bad = f"arguments fragment is {type(fragment).__name__}, not a string"
-
-    def add_raw(self, raw: bytes, limit: int) -> None:
-        """Append one fragment still escaped (a JSON string body valid on its own)."""
-        if self.fragments.size + len(raw) > limit:
-            self.add(unescape(raw), limit)
-        elif not self.oversized:
-            self.fragments.add_raw(raw)
 
     def text(self) -> str:
         """The argument text: the authoritative one, else the fragments (joined once)."""

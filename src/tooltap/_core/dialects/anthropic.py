@@ -6,9 +6,9 @@ position among returned calls; ``Problem.call_index`` is the position among clie
 ``tool_use`` blocks (returned or not), so a failed call keeps its place in the response.
 Problems about server blocks have ``call_index=None`` and name the block type in ``detail``.
 
-Fast path (``Reducer.fast``): an ``input_json_delta`` in Anthropic's compact shape (trailing
-padding allowed) for an open block has its fragment appended still escaped; text and
-thinking deltas are skipped; neither is decoded.
+Fast path (``Reducer.fast``): an ``input_json_delta`` of the tool block started last, in
+Anthropic's compact shape (trailing padding allowed), has its fragment appended still
+escaped; text and thinking deltas are skipped; neither is decoded.
 """
 
 from __future__ import annotations
@@ -36,13 +36,10 @@ _USAGE_KEYS: Final = (
 )
 _PREVIEW: Final = 256
 _DELTA_EVENT: Final = b"event: content_block_delta\ndata:"
-_DELTA_HEAD: Final = _DELTA_EVENT + b' {"type":"content_block_delta","index":'
-#: After ``_DELTA_HEAD``: block index and escaped fragment of an ``input_json_delta``.
-_ARGS_DELTA: Final = re.compile(
-    rb'(0|[1-9][0-9]{0,8}),"delta":\{"type":"input_json_delta","partial_json":"('
-    + RAW_STRING
-    + rb')"\}[ \t]*+\}[ \t]*+'
-)
+_ARGS_HEAD: Final = b' {"type":"content_block_delta","index":%d,"delta":{"type":"input_json_delta","partial_json":"'
+#: What follows a fragment's closing quote: the two braces, with Anthropic's padding.
+_ARGS_END: Final = re.compile(rb'"\}[ \t]*+\}[ \t]*+')
+_RAW: Final = re.compile(RAW_STRING)
 
 
 def _is_tool_block(kind: Any) -> TypeGuard[str]:
@@ -76,13 +73,6 @@ class _Block:
         if fragments.size > limit:
             self.big = True
 
-    def add_raw(self, raw: bytes, limit: int) -> None:
-        """Append one fragment still escaped; near ``limit`` it is counted exactly."""
-        if self.fragments.size + len(raw) > limit:
-            self.add(unescape(raw), limit)
-        elif not self.big:
-            self.fragments.add_raw(raw)
-
     def text(self) -> str:
         return self.fragments.text()
 
@@ -91,6 +81,7 @@ class Reducer:
     """Folds one Messages stream's events; calls are emitted at ``content_block_stop``."""
 
     __slots__ = (
+        "_args",
         "_blocks",
         "_calls",
         "_ended",
@@ -116,22 +107,38 @@ class Reducer:
         self._id: str | None = None
         self._model: str | None = None
         self._ended = False  # message_stop or an error event was seen
+        self._args: tuple[bytes, _Block] | None = None  # the last started tool block's deltas
 
-    def fast(self, block: bytes) -> bool:
-        """Handle a ``content_block_delta`` block without decoding it; False otherwise."""
-        if not block.startswith(_DELTA_EVENT):
-            return False
-        if block.startswith(_DELTA_HEAD):
-            match = _ARGS_DELTA.fullmatch(block, len(_DELTA_HEAD))
-            if match is not None:  # (after message_stop or an error no block is open)
-                target = self._blocks.get(int(match[1]))
-                raw = match[2]
-                if target is None or not valid_utf8(raw):
-                    return False
-                target.add_raw(raw, self._limits.max_argument_bytes)
-                return True
-        # One data line without input_json_delta: a text or thinking delta, skipped as in event()
-        return b"input_json_delta" not in block and b"\n" not in block[len(_DELTA_EVENT) :]
+    def fast(self, chunk: bytes) -> bool:
+        """Apply a one-event chunk without decoding it when its effect is certain.
+
+        An argument delta of the tool block started last (its exact prefix is kept in
+        ``_args``) is appended still escaped; a one-line text or thinking delta is
+        skipped, as ``event`` skips it. Anything else: False, nothing changed.
+        """
+        args = self._args
+        if args is not None and chunk.startswith(args[0]):
+            prefix, block = args
+            start, end = len(prefix), len(chunk) - 2
+            quote = chunk.rfind(b'"', start, end)  # the fragment's closing quote
+            if (  # the two matches cover the rest of the line: no other line follows
+                quote < 0
+                or _ARGS_END.fullmatch(chunk, quote, end) is None
+                or _RAW.fullmatch(chunk, start, quote) is None
+            ):
+                return False
+            raw = chunk[start:quote]
+            if not (raw.isascii() or valid_utf8(raw)):
+                return False
+            limit = self._limits.max_argument_bytes
+            if not block.big and not block.fragments.add_raw(raw, limit):
+                block.add(unescape(raw), limit)  # near the limit: counted exactly
+            return True
+        return (
+            chunk.startswith(_DELTA_EVENT)
+            and chunk.find(b"\n", len(_DELTA_EVENT)) == len(chunk) - 2
+            and b"input_json_delta" not in chunk
+        )
 
     def event(self, ev: SSEEvent) -> list[ToolCall]:
         """Take one SSE event; return the call it completes (at most one)."""
@@ -170,6 +177,8 @@ class Reducer:
             index = data.get("index")
             block = self._blocks.pop(index, None) if isinstance(index, int) else None
             if block is not None:
+                if self._args is not None and block is self._args[1]:
+                    self._args = None
                 return self._close(block)
         elif kind == "content_block_start":
             self._start(data)
@@ -185,12 +194,14 @@ class Reducer:
             for block in self._blocks.values():  # blocks never stopped: judge what arrived
                 calls += self._close(block)
             self._blocks.clear()
+            self._args = None
             return calls
         elif kind == "error":
             self._error(data.get("error"))
             self._ended = True
             self._problems += [self._cut(block) for block in self._blocks.values()]
             self._blocks.clear()
+            self._args = None
         return []
 
     def _start(self, data: dict[str, Any]) -> None:
@@ -207,13 +218,14 @@ class Reducer:
             ordinal = self._ordinals
             self._ordinals += 1
         call_id = block.get("id")
-        self._blocks[index] = _Block(
+        self._blocks[index] = started = _Block(
             kind,
             call_id if isinstance(call_id, str) else None,
             block.get("name"),
             ordinal,
             block.get("input"),
         )
+        self._args = (_DELTA_EVENT + _ARGS_HEAD % index, started)
 
     def _delta(self, data: dict[str, Any]) -> None:
         delta = data.get("delta")

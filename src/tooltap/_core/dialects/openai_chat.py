@@ -17,10 +17,10 @@ Choices made here (the wire leaves them open):
   inside a chunk that has ``choices`` (OpenRouter) is recorded, and the stream goes on.
 
 Fast path (``Reducer.fast``): most events of a tool-call stream only carry the next
-argument fragment of one call. Every chunk of a response repeats the same bytes before
-``"choices"`` (id, created, model...): once a fully decoded chunk shows those bytes hold
-nothing but such fields, a later chunk that starts with them and matches the compact
-arguments-delta shape exactly has its fragment appended still escaped, without decoding.
+argument fragment of the open call. Every chunk of a response repeats the same bytes
+before ``"choices"`` (id, created, model...): once a decoded chunk shows those bytes close
+into an object without usage, a later chunk that starts with them and the open call's
+delta prefix, and ends in the fixed compact tail, has its fragment appended still escaped.
 """
 
 from __future__ import annotations
@@ -29,7 +29,7 @@ import re
 from collections import deque
 from typing import Any, Final
 
-from .._json import PLAIN_STRING, RAW_STRING, loads, valid_utf8
+from .._json import PLAIN_STRING, RAW_STRING, loads, unescape, valid_utf8
 from ..model import Limits, Parsed, Problem, ToolCall, Usage
 from ..sse import SSEEvent
 from ._openai import (
@@ -49,12 +49,12 @@ DIALECT: Final = "openai.chat"
 INCOMPLETE_REASONS: Final = frozenset({"length", "content_filter"})
 _CHOICES: Final = b'"choices":['
 _DELTA_HEAD: Final = b'"choices":[{"index":0,"delta":{"tool_calls":[{"index":'
-#: After the learnt head: tool call index, escaped fragment, then the fixed chunk tail.
-_ARGS_DELTA: Final = re.compile(
-    rb'(0|[1-9][0-9]{0,8}),"function":\{"arguments":"(' + RAW_STRING + rb')"\}\}\]\},'
-    rb'"logprobs":null,"finish_reason":null\}\](?:,"usage":null)?'
-    rb'(?:,"obfuscation":"' + PLAIN_STRING + rb'")?\}'
+#: What follows the fragment of an arguments delta (its first part is fixed).
+_ARGS_TAIL: Final = b'"}}]},"logprobs":null,"finish_reason":null}]'
+_ARGS_END: Final = re.compile(
+    rb'(?:,"usage":null)?(?:,"obfuscation":"' + PLAIN_STRING + rb'")?\}'
 )
+_RAW: Final = re.compile(RAW_STRING)
 _LEARN_TRIES: Final = 4
 
 
@@ -95,26 +95,42 @@ class Reducer:
         self._complete = False
         self._released = False  # something finished: try to release calls
         self._parsed: Parsed | None = None
-        self._head: bytes | None = None  # the fast path's block prefix, once learnt
+        self._head: bytes | None = None  # every chunk's bytes up to the tool call index
         self._tries = _LEARN_TRIES
+        self._args: tuple[bytes, PendingCall] | None = None  # the open call's delta prefix
 
-    def fast(self, block: bytes) -> bool:
-        """Append the fragment of an arguments-only delta without decoding; False otherwise."""
-        head = self._head
-        if head is None or not block.startswith(head):
+    def fast(self, chunk: bytes) -> bool:
+        """Append the fragment of a one-event arguments-only delta of the open call, still
+        escaped, when the chunk repeats the learnt head exactly; False otherwise."""
+        args = self._args
+        if args is None or not chunk.startswith(args[0]):
             return False
-        match = _ARGS_DELTA.fullmatch(block, len(head))
-        if match is None:
+        prefix, call = args
+        start, end = len(prefix), len(chunk) - 2
+        tail = chunk.rfind(_ARGS_TAIL, start, end)
+        if (  # the two matches cover the rest of the line, so no other line can follow
+            tail < 0
+            or _ARGS_END.fullmatch(chunk, tail + len(_ARGS_TAIL), end) is None
+            or _RAW.fullmatch(chunk, start, tail) is None
+        ):
             return False
-        st = self._choices.get(0)
-        if st is None or st.done:
+        raw = chunk[start:tail]
+        if not (raw.isascii() or valid_utf8(raw)):
             return False
-        call = st.by_index.get(int(match[1]))
-        raw = match[2]
-        if call is None or call.finished or not valid_utf8(raw):
-            return False
-        call.add_raw(raw, self._limit)
+        if not call.oversized and not call.fragments.add_raw(raw, self._limit):
+            call.add(unescape(raw), self._limit)  # near the limit: counted exactly
         return True
+
+    def _retarget(self) -> None:
+        """Point the fast path at the arguments deltas of the call open in choice 0."""
+        self._args = None
+        st = self._choices.get(0)
+        if self._head is None or st is None or st.done or st.open is None:
+            return
+        for index, call in st.by_index.items():
+            if call is st.open:
+                self._args = (self._head + b'%d,"function":{"arguments":"' % index, call)
+                return
 
     def _learn(self, data: bytes) -> None:
         """Take the bytes before ``choices`` of a decoded chunk as the fast path's head.
@@ -138,6 +154,11 @@ class Reducer:
 
     def event(self, ev: SSEEvent) -> list[ToolCall]:
         """Take one SSE event; return the calls it completed, in response order."""
+        calls = self._event(ev)
+        self._retarget()
+        return calls
+
+    def _event(self, ev: SSEEvent) -> list[ToolCall]:
         data = ev.data
         if len(data) < 16 and data.strip() == b"[DONE]":
             self._end()

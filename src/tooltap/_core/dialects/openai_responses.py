@@ -28,7 +28,7 @@ import re
 from collections.abc import Callable
 from typing import Any, Final
 
-from .._json import PLAIN_STRING, RAW_STRING, valid_utf8
+from .._json import PLAIN_STRING, RAW_STRING, unescape, valid_utf8
 from ..model import Limits, Parsed, Problem, ToolCall, Usage
 from ..sse import SSEEvent
 from ._openai import (
@@ -104,23 +104,25 @@ class Reducer:
             "error": self._error,
         }
 
-    def fast(self, block: bytes) -> bool:
-        """Append the fragment of an arguments delta without decoding; False otherwise."""
-        if not block.startswith(_DELTA_HEAD):
+    def fast(self, chunk: bytes) -> bool:
+        """Append the fragment of a one-event arguments delta of an open call, still
+        escaped, when the event has one of OpenAI's compact key orders; False otherwise."""
+        if not chunk.startswith(_DELTA_HEAD):
             return False
-        start = len(_DELTA_HEAD)
-        match = _DELTA_IN_ORDER.fullmatch(block, start)
+        start, end = len(_DELTA_HEAD), len(chunk) - 2
+        match = _DELTA_IN_ORDER.fullmatch(chunk, start, end)
         if match is not None:
             item_id, raw = match[1], match[2]
         else:
-            match = _DELTA_FIRST.fullmatch(block, start)
+            match = _DELTA_FIRST.fullmatch(chunk, start, end)
             if match is None:
                 return False
             raw, item_id = match[1], match[2]
         call = self._items.get(item_id.decode("ascii"))
-        if call is None or call.finished or not valid_utf8(raw):
+        if call is None or call.finished or not (raw.isascii() or valid_utf8(raw)):
             return False  # (every call is finished once the response is complete)
-        call.add_raw(raw, self._limit)
+        if not call.oversized and not call.fragments.add_raw(raw, self._limit):
+            call.add(unescape(raw), self._limit)  # near the limit: counted exactly
         return True
 
     def event(self, ev: SSEEvent) -> list[ToolCall]:
