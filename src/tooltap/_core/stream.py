@@ -50,7 +50,8 @@ class StreamParser:
             except Exception as exc:  # noqa: BLE001 - the core is total
                 self._faults.append(Problem("unexpected_shape", detail=f"fast path: {exc!r}"))
                 return []
-            return self._blocks(fast, chunk)
+            if chunk.find(b"\n\n", 0, len(chunk) - 2) >= 0:  # several events: one by one
+                return self._blocks(fast, chunk)
         events = self._sse.feed(chunk)
         return self._events(events) if events else []
 
