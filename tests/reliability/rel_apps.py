@@ -11,6 +11,7 @@ Two runs are transparent to tooltap when their views are equal.
 from __future__ import annotations
 
 import inspect
+import json
 from typing import Any
 
 import anthropic
@@ -63,24 +64,30 @@ async def close(value: Any) -> None:
 class App:
     """One real SDK client of ``dialect`` against ``base_url`` (a loopback server)."""
 
-    def __init__(self, dialect: str, base_url: str, *, sync: bool, **options: Any) -> None:
+    def __init__(
+        self, dialect: str, base_url: str, *, sync: bool, timeout: float = 10, **options: Any
+    ) -> None:
         self.dialect = dialect
         self.sync = sync
         self.model = MODELS[dialect]
         if dialect.startswith("openai."):
             cls: Any = openai.OpenAI if sync else openai.AsyncOpenAI
             self.client = cls(
-                base_url=base_url + "/v1", api_key="sk-test", max_retries=0, timeout=10, **options
+                base_url=base_url + "/v1",
+                api_key="sk-test",
+                max_retries=0,
+                timeout=timeout,
+                **options,
             )
         elif dialect == "anthropic.messages":
             cls = anthropic.Anthropic if sync else anthropic.AsyncAnthropic
             self.client = cls(
-                base_url=base_url, api_key="sk-ant-test", max_retries=0, timeout=10, **options
+                base_url=base_url, api_key="sk-ant-test", max_retries=0, timeout=timeout, **options
             )
         else:
             http = gtypes.HttpOptions(
                 base_url=base_url,
-                timeout=10_000,
+                timeout=int(timeout * 1000),
                 retry_options=gtypes.HttpRetryOptions(attempts=1),
                 **options,
             )
@@ -139,6 +146,42 @@ class App:
             return await resolve(models.generate_content_stream(**self._google()))
         resource, request = self._resource()
         return await resolve(resource.create(**request, stream=True))
+
+    async def assembled(self) -> tuple[str | None, list[tuple[Any, str, Any]]]:
+        """One streamed turn through the SDK's own accumulator: its response id and the
+        ``(call_id, name, args)`` of every tool call as the SDK assembled them."""
+        if self.dialect == "google.genai":
+            responses = []
+            stream = await self.stream()
+            if hasattr(stream, "__aiter__"):
+                responses = [r async for r in stream]
+            else:
+                responses = list(stream)
+            calls = [
+                (c.id, c.name, dict(c.args or {}))
+                for r in responses
+                for c in r.function_calls or ()
+            ]
+            return responses[0].response_id, calls
+        resource, request = self._resource()
+        manager = resource.stream(**request)
+        if hasattr(manager, "__aenter__"):
+            async with manager as events:
+                await each(events, [])
+                final = await resolve(_final(events))
+        else:
+            with manager as events:
+                await each(events, [])
+                final = _final(events)
+        if self.dialect == "openai.chat":
+            raw = final.choices[0].message.tool_calls or []
+            calls = [(c.id, c.function.name, json.loads(c.function.arguments)) for c in raw]
+        elif self.dialect == "openai.responses":
+            items = [i for i in final.output if i.type == "function_call"]
+            calls = [(i.call_id, i.name, json.loads(i.arguments)) for i in items]
+        else:
+            calls = [(b.id, b.name, b.input) for b in final.content if b.type == "tool_use"]
+        return final.id, calls
 
     # --- views ---------------------------------------------------------------------------
 

@@ -12,10 +12,12 @@ import gc
 import json
 import os
 import socket
+import subprocess
+import sys
 import threading
 import tracemalloc
 from collections import Counter
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -27,7 +29,7 @@ from opentelemetry.sdk._logs.export import InMemoryLogRecordExporter, SimpleLogR
 from opentelemetry.sdk.metrics import MeterProvider
 from opentelemetry.sdk.metrics.export import InMemoryMetricReader
 from opentelemetry.sdk.trace import ReadableSpan, Span, SpanProcessor, TracerProvider
-from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+from opentelemetry.sdk.trace.export import SimpleSpanProcessor, SpanExporter, SpanExportResult
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
 import tooltap
@@ -68,6 +70,12 @@ class SpanLedger(SpanProcessor):
     def on_end(self, span: ReadableSpan) -> None:
         with self.lock:
             self.ended[span.context.span_id] += 1  # type: ignore[union-attr]
+
+    def clear(self) -> None:
+        with self.lock:
+            self.started.clear()
+            self.ended.clear()
+            self.names.clear()
 
     def open_spans(self, *, tools: bool = True) -> list[str]:
         """Names of the spans started and not (yet) ended (``tools=False``: inference only)."""
@@ -117,6 +125,12 @@ class Capture:
         self.tracer_provider.shutdown()
         self.meter_provider.shutdown()
         self.logger_provider.shutdown()
+
+    def clear(self) -> None:
+        """Forget every span, event and count recorded so far (metrics stay)."""
+        self.exporter.clear()
+        self.events.clear()
+        self.ledger.clear()
 
     def spans(self) -> list[ReadableSpan]:
         return list(self.exporter.get_finished_spans())
@@ -307,8 +321,91 @@ def traced_memory() -> Iterator[None]:
         tracemalloc.stop()
 
 
+#: Allocation sites (innermost frame) left out of ``settled_memory``: the event loop's and
+#: thread pools' own structures and weak sets, sized by the peak concurrency they have
+#: seen, not by the work done. (What a weak reference keeps alive is still counted.)
+MACHINERY = (
+    "*/asyncio/*",
+    "*/selectors.py",
+    "*/anyio/*",
+    "*/concurrent/futures/*",
+    "*/threading.py",
+    "*/weakref.py",
+    "*/_weakrefset.py",
+)
+
+
 def settled_memory() -> int:
-    """Bytes traced by tracemalloc right now, after a full garbage collection."""
+    """Bytes traced by tracemalloc right now, after a full garbage collection, leaving out
+    the allocations made by the event loop and thread-pool machinery (``MACHINERY``)."""
     for _ in range(3):
         gc.collect()
-    return tracemalloc.get_traced_memory()[0]
+    snapshot = tracemalloc.take_snapshot()
+    kept = snapshot.filter_traces([tracemalloc.Filter(False, pattern) for pattern in MACHINERY])
+    return sum(stat.size for stat in kept.statistics("filename"))
+
+
+# --- a simulator in its own process -------------------------------------------------------
+
+
+class SimProcess:
+    """``python -m tooltap.simulator`` in a child process: its threads and memory are its own."""
+
+    def __init__(self) -> None:
+        self.process = subprocess.Popen(
+            [sys.executable, "-m", "tooltap.simulator", "--port", "0"],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+            text=True,
+        )
+        assert self.process.stdout is not None
+        line = self.process.stdout.readline()
+        if "listening on " not in line:
+            self.stop()
+            raise RuntimeError(f"simulator did not start: {line!r}")
+        self.url = line.rsplit(" ", 1)[1].strip()
+
+    def stop(self) -> None:
+        self.process.terminate()
+        try:
+            self.process.wait(10)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+            self.process.wait()
+        if self.process.stdout is not None:
+            self.process.stdout.close()
+
+
+class CountingExporter(SpanExporter):
+    """Counts the spans it is given by operation name, and keeps nothing else."""
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.counts: Counter[str] = Counter()
+
+    def export(self, spans: Sequence[ReadableSpan]) -> SpanExportResult:
+        with self.lock:
+            for span in spans:
+                self.counts[str((span.attributes or {}).get("gen_ai.operation.name"))] += 1
+        return SpanExportResult.SUCCESS
+
+
+@dataclass
+class Lean:
+    """Providers that retain nothing per span or per call: for memory measurements."""
+
+    spans: CountingExporter = field(default_factory=CountingExporter)
+    reader: InMemoryMetricReader = field(default_factory=InMemoryMetricReader)
+
+    def __post_init__(self) -> None:
+        self.tracer_provider = TracerProvider()
+        self.tracer_provider.add_span_processor(SimpleSpanProcessor(self.spans))
+        self.meter_provider = MeterProvider(metric_readers=[self.reader])
+
+    def instrument(self) -> None:
+        tooltap.instrument(tracer_provider=self.tracer_provider, meter_provider=self.meter_provider)
+
+    def shutdown(self) -> None:
+        tooltap.uninstrument()
+        self.tracer_provider.shutdown()
+        self.meter_provider.shutdown()
