@@ -1,0 +1,166 @@
+"""Secrets (issue 7): credentials never reach telemetry, whatever the content-capture mode.
+
+Canary credentials, unique per test, go out in every style the SDKs use: ``Authorization:
+Bearer`` (openai's key, anthropic's ``auth_token``), ``x-api-key`` (anthropic),
+``x-goog-api-key`` (google-genai), ``?key=`` in the URL (a bare HTTP client on the Gemini
+API), and custom headers (``OpenAI-Organization``, ``OpenAI-Project``, an app header).
+Each app streams, makes a whole-body call, sends tool results back, and meets a rate
+limit; the message content is ordinary text (content capture may record it).
+
+No canary may appear in any exported span (name, attributes, events, links, status,
+resource: ``to_json``), metric (the in-memory reader's dump), OpenTelemetry log record
+(content events), listener event, or log line written by tooltap or the OpenTelemetry
+SDK (caplog at DEBUG on every logger; lines from the app's own HTTP/SDK libraries are
+theirs, and the ``?key=`` case checks they did see the canary, so capture works).
+"""
+
+from __future__ import annotations
+
+import logging
+import secrets
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import httpx2
+import pytest
+from opentelemetry.sdk.trace import ReadableSpan
+from rel_apps import App
+from rel_support import Capture
+from rel_wire import PATHS, first_body
+
+import tooltap
+import tooltap.simulator
+from tooltap.simulator import FAULT_HEADER, Simulator
+
+pytestmark = pytest.mark.asyncio(loop_scope="module")
+
+MODES = ("NO_CONTENT", "SPAN_ONLY", "EVENT_ONLY", "SPAN_AND_EVENT")
+APPS = (
+    "openai.chat",
+    "openai.responses",
+    "anthropic.messages",
+    "anthropic.token",
+    "google.genai",
+    "url_key",
+)
+_TOOLTAP_DIR = str(Path(tooltap.__file__).parent)
+
+
+@dataclass
+class Canaries:
+    """One set of secrets, each distinctive enough to be found in any text."""
+
+    token: str = field(default_factory=lambda: secrets.token_hex(12))
+
+    def value(self, kind: str) -> str:
+        return f"{kind}-CANARY-{self.token}"
+
+    @property
+    def all(self) -> list[str]:
+        return [self.token]  # every value embeds it: one search finds any of them
+
+
+def _app(name: str, sim: Simulator, canaries: Canaries, capture: Capture) -> App:
+    c = canaries.value
+    custom = {"x-app-secret": c("custom")}
+    if name.startswith("openai."):
+        app = App(name, sim.url, sync=True, default_headers=custom)
+        app.client = app.client.with_options(
+            api_key=c("sk"), organization=c("org"), project=c("proj")
+        )
+        return app
+    if name == "anthropic.messages":
+        tracing = {"tracer_provider": capture.tracer_provider}  # its own span, adopted
+        app = App(name, sim.url, sync=True, open_telemetry=tracing, default_headers=custom)
+        app.client = app.client.with_options(api_key=c("sk-ant"))
+        return app
+    if name == "anthropic.token":
+        app = App("anthropic.messages", sim.url, sync=True, default_headers=custom)
+        app.client = app.client.with_options(api_key=None, auth_token=c("bearer"))
+        return app
+    app = App(name, sim.url, sync=True, headers=custom)
+    app.client._api_client.api_key = c("AIza")  # sent as x-goog-api-key
+    return app
+
+
+def _url_key(sim: Simulator, canaries: Canaries) -> None:
+    """A bare client on the Gemini API, the key in the query string."""
+    key = canaries.value("AIza")
+    with httpx2.Client(timeout=10) as client:
+        for path in (
+            PATHS["google.genai"],
+            PATHS["google.genai"].replace("streamGenerateContent", "generateContent").split("?")[0],
+        ):
+            response = client.post(
+                f"{sim.url}{path}{'&' if '?' in path else '?'}key={key}",
+                json=first_body("google.genai"),
+            )
+            assert response.status_code == 200
+
+
+def _dump(span: ReadableSpan) -> str:
+    return span.to_json(indent=None)
+
+
+def _log_lines(records: list[logging.LogRecord], ours: bool) -> list[str]:
+    formatter = logging.Formatter("%(name)s %(message)s")
+    lines = []
+    for record in records:
+        mine = record.name.startswith(("tooltap", "opentelemetry")) or record.pathname.startswith(
+            _TOOLTAP_DIR
+        )
+        if mine == ours:
+            lines.append(formatter.format(record))
+    return lines
+
+
+@pytest.mark.parametrize("app_name", APPS)
+@pytest.mark.parametrize("mode", MODES)
+async def test_no_secret_in_telemetry(
+    mode: str,
+    app_name: str,
+    sim: Simulator,
+    capture: Capture,
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    caplog.set_level(logging.DEBUG)
+    canaries = Canaries()
+    capture.instrument(capture_content=mode)
+    if app_name == "url_key":
+        _url_key(sim, canaries)
+    else:
+        app = _app(app_name, sim, canaries, capture)
+        try:
+            for seen in (await app.view("plain"), await app.view(stream=False)):
+                assert "raised" not in seen, seen
+            limited = app.client
+            if app_name.startswith(("openai", "anthropic")):
+                app.client = limited.with_options(
+                    default_headers={FAULT_HEADER: "rate_limit;retry_after=0"}
+                )
+            else:
+                sim.inject(tooltap.simulator.Fault("rate_limit", retry_after=0))
+            assert "raised" in await app.view(stream=False)
+        finally:
+            await app.aclose()
+    tooltap.flush()
+
+    sent = " ".join(" ".join(r.headers.values()) + r.path + "?" + r.query for r in sim.requests)
+    assert canaries.token in sent, "the canaries were never sent"
+    spans = capture.spans()
+    recorded = [s for s in spans if (s.attributes or {}).get("gen_ai.input.messages")]
+    assert bool(recorded) == (mode in ("SPAN_ONLY", "SPAN_AND_EVENT"))  # content paths ran
+    texts = {
+        "spans": "\n".join(_dump(s) for s in spans),
+        "metrics": capture.reader.get_metrics_data().to_json(indent=None),
+        "log records": "\n".join(r.to_json(indent=None) for r in capture.logs.get_finished_logs()),
+        "listener events": repr(capture.events),
+        "tooltap/otel log lines": "\n".join(_log_lines(caplog.records, ours=True)),
+    }
+    if "EVENT" in mode:
+        assert texts["log records"], "content events were not exported"
+    for where, text in texts.items():
+        for canary in canaries.all:
+            assert canary not in text, f"a canary leaked into {where}"
+    if app_name == "url_key":  # the app's own HTTP client logs the URL: capture works
+        assert canaries.token in "\n".join(_log_lines(caplog.records, ours=False))
