@@ -28,6 +28,7 @@ __all__ = [
     "PROMETHEUS_HOST_ENV",
     "PROMETHEUS_PORT_ENV",
     "SHUTDOWN_TIMEOUT",
+    "bounded",
     "ensure_providers",
     "prometheus_address",
     "shutdown",
@@ -116,12 +117,12 @@ def shutdown(timeout: float = SHUTDOWN_TIMEOUT) -> None:
         _owned.prometheus = None
     deadline = time.monotonic() + max(0.0, timeout)
     for server in servers:
-        _bounded(_stop_server(server), deadline)
+        bounded(_stop_server(server), deadline)
     for provider in providers:
-        _bounded(provider.shutdown, deadline)
+        bounded(provider.shutdown, deadline)
 
 
-def _bounded(action: Callable[[], object], deadline: float) -> None:
+def bounded(action: Callable[[], object], deadline: float) -> None:
     """Run ``action`` in a daemon thread; give up waiting at ``deadline``."""
 
     def run() -> None:

@@ -7,7 +7,9 @@ capture nothing else, so uninstrumenting makes every wrapper a pass-through at o
 from __future__ import annotations
 
 import importlib.metadata
+import time
 from collections.abc import Iterable
+from functools import partial
 from typing import Any
 
 from opentelemetry import trace
@@ -17,6 +19,7 @@ from opentelemetry.metrics import get_meter, get_meter_provider
 from .._patch.quietly import set_error_sink
 from . import semconv as sc
 from .config import Config
+from .export import bounded
 from .instruments import Instruments, ToolNames
 from .lifecycle import Lifecycle
 from .listeners import Listener, Listeners
@@ -82,11 +85,16 @@ class Telemetry:
         self.instruments.internal_errors.add(1, {sc.TOOLTAP_COMPONENT: component})
 
     def flush(self, timeout_millis: int = 5000) -> None:
-        """End every open tool span as orphaned, then force-flush providers that can."""
+        """End every open tool span as orphaned, then force-flush providers that can.
+
+        Waits ``timeout_millis`` at most in total: the SDK's ``force_flush`` exports in
+        the caller's thread and may retry a down backend well past its own timeout.
+        """
         self.lifecycle.end_all()
         tracer_provider = self.tracer_provider or trace.get_tracer_provider()
         meter_provider = self.meter_provider or get_meter_provider()
+        deadline = time.monotonic() + timeout_millis / 1000
         for provider in (tracer_provider, meter_provider):
             force_flush = getattr(provider, "force_flush", None)
             if callable(force_flush):
-                force_flush(timeout_millis)
+                bounded(partial(force_flush, timeout_millis), deadline)
