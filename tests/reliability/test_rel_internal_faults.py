@@ -172,7 +172,7 @@ async def test_component_fault_is_contained(
     injected = _injected(caplog.records)
     if name in _SDK_CONTAINED:  # logged by the SDK's processor, once per message (dedup filter)
         assert all(r.name.startswith("opentelemetry.sdk") for r in injected)
-    elif name != "reducer_event":  # TODO(issue 7): core logging pending the core rework
+    else:
         assert injected, "the fault was not logged with its traceback"
         assert all(r.name == "tooltap" and r.levelno == logging.DEBUG for r in injected)
     counted = {a.get("tooltap.component") for a, _ in capture.points("tooltap.internal_errors")}

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import logging
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -12,6 +13,8 @@ from .model import Limits, Parsed, Problem, ToolCall
 from .sse import SSEEvent, SSEParser
 
 __all__ = ["StreamParser", "parse_response"]
+
+_log = logging.getLogger("tooltap")
 
 
 class StreamParser:
@@ -48,7 +51,7 @@ class StreamParser:
                 if len(chunk) <= self._cap and fast(chunk):
                     return []
             except Exception as exc:  # noqa: BLE001 - the core is total
-                self._faults.append(Problem("unexpected_shape", detail=f"fast path: {exc!r}"))
+                self._fault("fast path", exc)
                 return []
             if chunk.find(b"\n\n", 0, len(chunk) - 2) >= 0:  # several events: one by one
                 return self._blocks(fast, chunk)
@@ -66,7 +69,7 @@ class StreamParser:
                 if len(one) <= self._cap and fast(one):
                     continue
             except Exception as exc:  # noqa: BLE001 - the core is total
-                self._faults.append(Problem("unexpected_shape", detail=f"fast path: {exc!r}"))
+                self._fault("fast path", exc)
                 continue
             events = self._sse.feed(one)
             if events:
@@ -80,8 +83,15 @@ class StreamParser:
             try:
                 calls += event(ev)
             except Exception as exc:  # noqa: BLE001 - the core is total
-                self._faults.append(Problem("unexpected_shape", detail=f"{ev.event}: {exc!r}"))
+                self._fault(ev.event, exc)
         return calls
+
+    def _fault(self, where: str, exc: Exception) -> None:
+        """A reducer raised (a tooltap bug): a problem for the response, and a debug log."""
+        _log.debug(
+            "tooltap: %s reducer raised on %s (contained)", self.dialect, where, exc_info=exc
+        )
+        self._faults.append(Problem("unexpected_shape", detail=f"{where}: {exc!r}"))
 
     def close(self) -> Parsed:
         """End of the body. Idempotent: a second call returns the same value."""
@@ -91,7 +101,7 @@ class StreamParser:
             try:
                 self._reducer.event(ev)
             except Exception as exc:  # noqa: BLE001
-                self._faults.append(Problem("unexpected_shape", detail=f"{ev.event}: {exc!r}"))
+                self._fault(ev.event, exc)
         parsed = self._reducer.finish()
         extra = list(self._faults)
         extra += [
