@@ -69,7 +69,7 @@ class SpanLedger(SpanProcessor):
 
     def on_end(self, span: ReadableSpan) -> None:
         with self.lock:
-            self.ended[span.context.span_id] += 1  # type: ignore[union-attr]
+            self.ended[span.context.span_id] += 1
 
     def clear(self) -> None:
         with self.lock:
@@ -152,10 +152,9 @@ class Capture:
                 for metric in sm.metrics:
                     if metric.name == name:
                         for dp in metric.data.data_points:
-                            value = getattr(dp, "value", None)
-                            out.append(
-                                (dict(dp.attributes or {}), dp.count if value is None else value)
-                            )
+                            value = getattr(dp, "value", None)  # counters; else a count
+                            count = value if value is not None else getattr(dp, "count", 0)
+                            out.append((dict(dp.attributes or {}), count))
         return out
 
     def total(self, name: str, **match: Any) -> float:

@@ -161,8 +161,9 @@ def _app(name: str, sim: Simulator, sync: bool, capture: Capture, headers: dict[
             open_telemetry=tracing,
             default_headers=headers,
         )
-    key = "headers" if name == "google.genai" else "default_headers"
-    return App(name, sim.url, sync=sync, **{key: headers})
+    if name == "google.genai":
+        return App(name, sim.url, sync=sync, headers=headers)
+    return App(name, sim.url, sync=sync, default_headers=headers)
 
 
 @pytest.mark.parametrize(("app_name", "scenario", "sync"), CASES)

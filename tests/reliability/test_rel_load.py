@@ -72,6 +72,7 @@ def _by_response(capture: Capture) -> Calls:
     found: Calls = defaultdict(list)
     for event in capture.events:
         if isinstance(event, tooltap.ToolCallReceived):
+            assert event.span_context is not None
             tool = spans[event.span_context.span_id]
             assert tool.parent is not None
             inference = spans[tool.parent.span_id]

@@ -99,7 +99,7 @@ def _url_key(sim: Simulator, canaries: Canaries) -> None:
 
 
 def _dump(span: ReadableSpan) -> str:
-    return span.to_json(indent=None)
+    return str(span.to_json(indent=None))
 
 
 def _log_lines(records: list[logging.LogRecord], ours: bool) -> list[str]:
@@ -150,9 +150,11 @@ async def test_no_secret_in_telemetry(
     spans = capture.spans()
     recorded = [s for s in spans if (s.attributes or {}).get("gen_ai.input.messages")]
     assert bool(recorded) == (mode in ("SPAN_ONLY", "SPAN_AND_EVENT"))  # content paths ran
+    metrics = capture.reader.get_metrics_data()
+    assert metrics is not None
     texts = {
         "spans": "\n".join(_dump(s) for s in spans),
-        "metrics": capture.reader.get_metrics_data().to_json(indent=None),
+        "metrics": metrics.to_json(indent=None),
         "log records": "\n".join(r.to_json(indent=None) for r in capture.logs.get_finished_logs()),
         "listener events": repr(capture.events),
         "tooltap/otel log lines": "\n".join(_log_lines(caplog.records, ours=True)),
