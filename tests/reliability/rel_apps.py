@@ -23,7 +23,7 @@ from rel_support import dump, failure
 MODELS = {
     "openai.chat": "gpt-4o-mini",
     "openai.responses": "gpt-4.1-mini",
-    "anthropic.messages": "claude-sonnet-4-5",
+    "anthropic.messages": "claude-sonnet-4-6",
     "google.genai": "gemini-2.5-flash",
 }
 USER = "How tall am I, and how much do I weigh?"

@@ -37,7 +37,7 @@ def first_body(dialect: str) -> dict[str, Any]:
                 "input": [{"role": "user", "content": QUESTION}]}  # fmt: skip
     if dialect == "anthropic.messages":
         tools = [{"name": TOOL, "input_schema": SCHEMA}]
-        return {"model": "claude-sonnet-4-5", "max_tokens": 256, "stream": True, "tools": tools,
+        return {"model": "claude-sonnet-4-6", "max_tokens": 256, "stream": True, "tools": tools,
                 "messages": [{"role": "user", "content": QUESTION}]}  # fmt: skip
     return {"contents": [{"role": "user", "parts": [{"text": QUESTION}]}],
             "tools": [{"functionDeclarations": [{"name": TOOL, "parameters": SCHEMA}]}]}  # fmt: skip
