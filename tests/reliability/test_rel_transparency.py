@@ -49,7 +49,7 @@ async def _views(app: App, variants: tuple[str, ...]) -> list[dict[str, Any]]:
     return [await app.view(v) for v in variants]
 
 
-def test_corpus_has_streams_of_every_dialect() -> None:
+async def test_corpus_has_streams_of_every_dialect() -> None:
     assert {c.dialect for c in STREAMED} == set(VARIANTS)
     assert len(STREAMED) >= 30
 
