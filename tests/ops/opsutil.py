@@ -151,3 +151,26 @@ def promtool_run(
     return subprocess.run(
         [str(promtool), *args], check=False, capture_output=True, text=True, timeout=120, cwd=cwd
     )
+
+
+GRAFANA_VARS = {
+    "$__rate_interval": "1m",
+    "$__range": "5m",
+    "$job": "tooltap-agent",
+    "$provider": ".*",
+    "$tool": ".*",
+}
+
+
+def dashboard_targets() -> list[tuple[str, str]]:
+    """(panel title / refId, PromQL) of every panel target, Grafana variables substituted."""
+    board = json.loads((DASHBOARDS / "tooltap.json").read_text())
+    found = []
+    for panel in board["panels"]:
+        for target in panel.get("targets", []):
+            expr = target["expr"]
+            for name, value in GRAFANA_VARS.items():
+                expr = expr.replace(name, value)
+            assert "$" not in expr, f"unsubstituted variable in {expr}"
+            found.append((f"{panel['title']} / {target['refId']}", expr))
+    return found

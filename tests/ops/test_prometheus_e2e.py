@@ -21,8 +21,10 @@ from urllib.parse import quote
 import pytest
 from opsutil import (
     DASHBOARDS,
+    GRAFANA_VARS,
     PYTHON,
     ROOT,
+    dashboard_targets,
     free_port,
     http_json,
     poll,
@@ -43,13 +45,6 @@ ALL_ALERTS = {
     "TooltapOrphanedToolCalls",
     "TooltapForcedToolChoiceIgnored",
 }
-GRAFANA_VARS = {
-    "$__rate_interval": "1m",
-    "$__range": "5m",
-    "$job": JOB,
-    "$provider": ".*",
-    "$tool": ".*",
-}
 
 
 @dataclass
@@ -58,20 +53,6 @@ class Run:
     panels: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
     variables: dict[str, list[str]] = field(default_factory=dict)
     done: dict[str, Any] = field(default_factory=dict)
-
-
-def dashboard_targets() -> list[tuple[str, str]]:
-    """(panel title / refId, PromQL) of every panel target, Grafana variables substituted."""
-    board = json.loads((DASHBOARDS / "tooltap.json").read_text())
-    found = []
-    for panel in board["panels"]:
-        for target in panel.get("targets", []):
-            expr = target["expr"]
-            for name, value in GRAFANA_VARS.items():
-                expr = expr.replace(name, value)
-            assert "$" not in expr, f"unsubstituted variable in {expr}"
-            found.append((f"{panel['title']} / {target['refId']}", expr))
-    return found
 
 
 def variable_queries() -> list[tuple[str, str, str]]:
