@@ -1,0 +1,1 @@
+"""tooltap's benchmark (issue 6): ``python -m benchmarks`` from the repository root."""

@@ -1,0 +1,123 @@
+"""Bare SDK vs tooltap, interleaved in one process: client CPU, TTFC and peak memory per case.
+
+Each round runs every case bare and instrumented back to back (tooltap toggled by
+``instrument()``/``uninstrument()``, the order flipped every round). The figures are the
+best (least) sample of each mode; medians and every sample are in the JSON too.
+"""
+
+from __future__ import annotations
+
+import gc
+import statistics
+import time
+import tracemalloc
+from dataclasses import dataclass, field
+from typing import Any
+
+from ._cases import Case, close_client
+from ._otel import Toggle
+
+__all__ = ["CaseResult", "measure"]
+
+MODES = ("bare", "tooltap")
+
+
+@dataclass
+class CaseResult:
+    """Samples of one case in both modes."""
+
+    case: Case
+    events: int  # SSE events in one response (0 for whole bodies)
+    cpu: dict[str, list[float]] = field(default_factory=lambda: {m: [] for m in MODES})
+    ttfc: dict[str, list[float]] = field(default_factory=lambda: {m: [] for m in MODES})
+    peak: dict[str, int] = field(default_factory=dict)
+    items: int = 0
+
+    def best(self, mode: str) -> float:
+        """Least client CPU seconds per request: the sample the shared machine disturbed
+        least (noise here only ever adds CPU time: a busy host's steal, cold caches)."""
+        return min(self.cpu[mode])
+
+    def summary(self) -> dict[str, Any]:
+        """The figures of the table, as JSON-ready values (µs, ms, bytes)."""
+        bare, inst = self.best("bare"), self.best("tooltap")
+        added = inst - bare
+        paired = [t - b for b, t in zip(self.cpu["bare"], self.cpu["tooltap"], strict=True)]
+        out: dict[str, Any] = {
+            "case": self.case.name,
+            "dialect": self.case.dialect,
+            "streamed": self.case.streamed,
+            "events": self.events,
+            "app_items": self.items,
+            "samples": len(self.cpu["bare"]),
+            "bare_cpu_ms": bare * 1e3,
+            "tooltap_cpu_ms": inst * 1e3,
+            "ratio": inst / bare if bare else None,
+            "added_cpu_ms": added * 1e3,
+            "added_us_per_event": added * 1e6 / self.events if self.events else None,
+            "bare_cpu_ms_median": statistics.median(self.cpu["bare"]) * 1e3,
+            "tooltap_cpu_ms_median": statistics.median(self.cpu["tooltap"]) * 1e3,
+            "added_cpu_ms_median_of_pairs": statistics.median(paired) * 1e3,
+            "cpu_ms_samples": {m: [x * 1e3 for x in self.cpu[m]] for m in MODES},
+        }
+        for mode in MODES:
+            samples = self.ttfc[mode]
+            out[f"{mode}_ttfc_ms"] = min(samples) * 1e3 if samples else None
+            out[f"{mode}_ttfc_ms_median"] = statistics.median(samples) * 1e3 if samples else None
+            if mode in self.peak:
+                out[f"{mode}_peak_kib"] = self.peak[mode] / 1024
+        return out
+
+
+def _one(case: Case, client: Any) -> tuple[float, int, float | None]:
+    gc.collect()
+    start = time.process_time()
+    items, ttfc = case.run(client)
+    return time.process_time() - start, items, ttfc
+
+
+def measure(
+    cases: tuple[Case, ...],
+    url: str,
+    toggle: Toggle,
+    *,
+    rounds: int,
+    events: dict[str, int],
+    peak: bool = True,
+) -> list[CaseResult]:
+    """Interleave bare and instrumented rounds (order flipped every round) over ``cases``."""
+    clients = {case.name: case.make(url) for case in cases}
+    results = [CaseResult(c, events.get(c.dialect, 0) if c.streamed else 0) for c in cases]
+    for mode in MODES:  # warm-up: imports, connections, caches, validators
+        _set(toggle, mode)
+        for case in cases:
+            case.run(clients[case.name])
+    for index in range(rounds):
+        for result in results:  # each case bare and instrumented back to back, order flipped
+            for mode in MODES if index % 2 == 0 else MODES[::-1]:
+                _set(toggle, mode)
+                cpu, items, ttfc = _one(result.case, clients[result.case.name])
+                result.cpu[mode].append(cpu)
+                result.items = items
+                if ttfc is not None:
+                    result.ttfc[mode].append(ttfc)
+    if peak:
+        for mode in MODES:
+            _set(toggle, mode)
+            for result in results:
+                gc.collect()
+                tracemalloc.start()
+                result.case.run(clients[result.case.name])
+                result.peak[mode] = tracemalloc.get_traced_memory()[1]
+                tracemalloc.stop()
+    toggle.bare()
+    for case in cases:
+        close_client(case, clients[case.name])
+    return results
+
+
+def _set(toggle: Toggle, mode: str) -> None:
+    if mode == "bare":
+        toggle.bare()
+    else:
+        toggle.instrumented()

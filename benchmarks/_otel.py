@@ -1,0 +1,93 @@
+"""Turning tooltap on and off in one process, over real OpenTelemetry SDK providers.
+
+Spans go through a ``BatchSpanProcessor`` to an exporter that drops them (its thread's
+CPU is part of the process CPU we measure), metrics to an ``InMemoryMetricReader``.
+``bare()`` uninstruments and checks that no tooltap wrapper is left on any class.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from opentelemetry.sdk.metrics import MeterProvider
+from opentelemetry.sdk.metrics.export import InMemoryMetricReader
+from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
+from opentelemetry.sdk.trace.export import BatchSpanProcessor, SpanExporter, SpanExportResult
+
+import tooltap
+
+__all__ = ["Toggle"]
+
+
+class _Discard(SpanExporter):
+    """Counts and drops spans."""
+
+    def __init__(self) -> None:
+        self.spans = 0
+
+    def export(self, spans: Sequence[ReadableSpan]) -> SpanExportResult:
+        self.spans += len(spans)
+        return SpanExportResult.SUCCESS
+
+
+class Toggle:
+    """``instrumented()`` / ``bare()``; ``close()`` uninstruments and shuts the providers."""
+
+    def __init__(self) -> None:
+        self.exporter = _Discard()
+        self.tracer_provider = TracerProvider()
+        self.tracer_provider.add_span_processor(BatchSpanProcessor(self.exporter))
+        self.reader = InMemoryMetricReader()
+        self.meter_provider = MeterProvider(metric_readers=[self.reader])
+        self.on = False
+
+    def instrumented(self) -> None:
+        """Instrument (no-op when already on)."""
+        if not self.on:
+            tooltap.instrument(
+                tracer_provider=self.tracer_provider, meter_provider=self.meter_provider
+            )
+            self.on = True
+
+    def bare(self) -> None:
+        """Uninstrument, and fail loudly if any tooltap wrapper survived."""
+        if self.on:
+            tooltap.uninstrument()
+            self.on = False
+        left = wrapped_methods()
+        if left:
+            raise RuntimeError(f"tooltap wrappers left after uninstrument: {left}")
+
+    def close(self) -> None:
+        """Back to bare, then flush and shut down the providers."""
+        self.bare()
+        self.tracer_provider.shutdown()
+        self.meter_provider.shutdown()
+
+
+def wrapped_methods() -> list[str]:
+    """Every patched method of the SDKs and httpx/httpx2 that is still a wrapt wrapper."""
+    import importlib
+
+    import wrapt
+
+    targets = {
+        "httpx": ("Client.send", "AsyncClient.send"),
+        "httpx2": ("Client.send", "AsyncClient.send"),
+        "openai._base_client": ("SyncAPIClient.request", "AsyncAPIClient.request"),
+        "anthropic._base_client": ("SyncAPIClient._request", "AsyncAPIClient._request"),
+        "google.genai._api_client": ("BaseApiClient._request", "BaseApiClient._async_request"),
+    }
+    left = []
+    for module_name, paths in targets.items():
+        try:
+            module = importlib.import_module(module_name)
+        except ImportError:
+            continue
+        for path in paths:
+            owner_name, attr = path.split(".")
+            owner = getattr(module, owner_name, None)
+            value = vars(owner).get(attr) if owner is not None else None
+            if isinstance(value, wrapt.FunctionWrapper):
+                left.append(f"{module_name}.{path}")
+    return left
