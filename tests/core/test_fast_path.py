@@ -19,7 +19,7 @@ from hypothesis import strategies as st
 
 from tests.corpus import load_cases
 from tooltap import Limits, StreamParser
-from tooltap._core._json import loads, unescape
+from tooltap._core._json import loads, loads_str, unescape
 
 Stream = Callable[..., bytes]
 
@@ -437,3 +437,14 @@ def test_loads_matches_json_on_odd_input(data: bytes) -> None:
 
 def test_unescape_joins_bodies() -> None:
     assert unescape(bytearray(b'a\\"b') + b"\\ud83d" + b"\\ude00\\n") == 'a"b😀\n'
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    text=st.text(max_size=40)
+    | st.sampled_from(["\ufeff{}", '"\\ud800"', "[" * 300, "{", "01", "\ud800", '{"a":1,"a":2}'])
+)
+def test_loads_str_is_json_loads(text: str) -> None:
+    assert _json_result(lambda _: loads_str(text), b"") == _json_result(
+        lambda _: json.loads(text), b""
+    )

@@ -17,7 +17,7 @@ import json
 from collections.abc import Callable
 from typing import Any, Final
 
-__all__ = ["PLAIN_STRING", "RAW_STRING", "loads", "unescape", "valid_utf8"]
+__all__ = ["PLAIN_STRING", "RAW_STRING", "loads", "loads_str", "unescape", "valid_utf8"]
 
 _jiter: Callable[..., Any] | None
 try:
@@ -40,6 +40,16 @@ def loads(data: bytes) -> Any:
         except ValueError:
             pass
     return json.loads(data)
+
+
+def loads_str(text: str) -> Any:
+    """``json.loads(text)`` for text, decoded by jiter (as UTF-8 bytes) when it can."""
+    if _jiter is not None:
+        try:  # UnicodeEncodeError (lone surrogates) is a ValueError too
+            return _jiter(text.encode("utf-8"), cache_mode="keys")
+        except ValueError:
+            pass
+    return json.loads(text)
 
 
 def valid_utf8(raw: bytes) -> bool:

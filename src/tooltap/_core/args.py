@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from ._json import loads_str
 from .model import Limits, Problem
 
 __all__ = ["coerce_args", "decode_arguments", "json_incomplete", "oversized_value"]
@@ -48,7 +49,7 @@ def decode_arguments(
             "oversized_arguments", index, call_id, f"{len(text)} characters", name, text[:256]
         )
     try:
-        value = json.loads(text)
+        value = loads_str(text)
     except (ValueError, RecursionError) as exc:  # RecursionError: absurdly deep nesting
         kind = "truncated_json" if json_incomplete(text) else "invalid_json"
         return Problem(kind, index, call_id, str(exc), name, text)

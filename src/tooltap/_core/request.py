@@ -11,6 +11,7 @@ import re
 from collections.abc import Callable, Mapping
 from typing import Any, Final
 
+from ._json import loads_str
 from .model import DIALECTS, Problem, RequestInfo, ToolResultRef
 
 __all__ = ["TOOL_NAME_RULES", "parse_request", "valid_tool_name"]
@@ -65,7 +66,7 @@ def parse_request(body: bytes | str | Mapping[str, Any], dialect: str) -> Reques
         body = bytes(body).decode("utf-8", "replace")
     if isinstance(body, str):
         try:
-            body = json.loads(body)
+            body = loads_str(body)
         except (ValueError, RecursionError) as exc:  # RecursionError: absurdly deep JSON
             return RequestInfo(
                 dialect, problems=(Problem("unexpected_shape", detail=f"body: {exc}"),)
