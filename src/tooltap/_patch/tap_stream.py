@@ -186,6 +186,20 @@ def _collected(state: TapState) -> None:
     quietly(state.finish, "collected")
 
 
+def _observer_property() -> property:
+    """anthropic's ``Stream`` reads ``response.stream.stream_observer`` (default None) for
+    every event; through the proxy a missing attribute costs two formatted AttributeErrors
+    (~1.7 µs), so the proxy answers it itself: the wrapped stream's, or None (issue 6)."""
+
+    def get(proxy: Any) -> Any:
+        return getattr(proxy.__wrapped__, "stream_observer", None)
+
+    def put(proxy: Any, value: Any) -> None:
+        proxy.__wrapped__.stream_observer = value
+
+    return property(get, put)
+
+
 class TapSyncStream(wrapt.ObjectProxy[Any]):
     """Proxy for a sync ``response.stream`` (httpx or httpx2 ``SyncByteStream``)."""
 
@@ -193,6 +207,8 @@ class TapSyncStream(wrapt.ObjectProxy[Any]):
         super().__init__(wrapped)
         self._self_state = state
         state.watch(self)
+
+    stream_observer = _observer_property()
 
     def __iter__(self) -> Iterator[bytes]:
         state = self._self_state
@@ -225,6 +241,8 @@ class TapAsyncStream(wrapt.ObjectProxy[Any]):
         super().__init__(wrapped)
         self._self_state = state
         state.watch(self)
+
+    stream_observer = _observer_property()
 
     async def __aiter__(self) -> AsyncIterator[bytes]:
         state = self._self_state
