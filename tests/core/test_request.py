@@ -3,9 +3,6 @@
 from __future__ import annotations
 
 import json
-import threading
-from collections.abc import Callable, Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 import anthropic
@@ -15,6 +12,7 @@ from google import genai
 from google.genai import types as gt
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from loopback_capture import sent as _sent
 
 from tooltap import DIALECTS, RequestInfo, ToolResultRef, parse_request
 
@@ -529,39 +527,6 @@ def test_any_json_never_raises(body: Any, dialect: str) -> None:
 
 
 # --- bodies as the real SDKs send them (captured on a loopback socket) --------------------
-
-
-@pytest.fixture
-def capture() -> Iterator[tuple[str, list[bytes]]]:
-    bodies: list[bytes] = []
-
-    class Handler(BaseHTTPRequestHandler):
-        def do_POST(self) -> None:
-            bodies.append(self.rfile.read(int(self.headers.get("content-length") or 0)))
-            self.send_response(400)
-            self.send_header("content-length", "2")
-            self.end_headers()
-            self.wfile.write(b"{}")
-
-        def log_message(self, *args: Any) -> None:
-            pass
-
-    httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    thread = threading.Thread(target=httpd.serve_forever, args=(0.05,), daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{httpd.server_address[1]}", bodies
-    finally:
-        httpd.shutdown()
-        httpd.server_close()
-        thread.join(5)
-
-
-def _sent(bodies: list[bytes], call: Callable[[], Any]) -> bytes:
-    with pytest.raises(Exception):  # noqa: B017 - the loopback answers 400 on purpose
-        call()
-    assert len(bodies) == 1
-    return bodies.pop()
 
 
 def test_openai_sdk_bodies(capture: tuple[str, list[bytes]]) -> None:

@@ -1,0 +1,3 @@
+from loopback_capture import capture
+
+__all__ = ["capture"]
