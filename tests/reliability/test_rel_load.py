@@ -13,7 +13,7 @@ The simulator runs in its own process (its threads and memory are not measured).
   HTTP client: after a warm-up, memory does not grow with the number of turns.
 
 The only per-call state that outlives a call is the lifecycle's bounded LRU memories of
-call ids (``callids.MEMORY_CAP``, 50,000 by default): the tests lower the bound so that
+call ids (``callids.MEMORY_CAP``, 10,000 by default): the tests lower the bound so that
 the warm-up fills them, and check that it holds.
 """
 

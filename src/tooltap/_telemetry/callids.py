@@ -17,7 +17,7 @@ from .._core.model import Problem, ToolCall
 __all__ = ["MEMORY_CAP", "Bounded", "canonical", "fingerprint"]
 
 #: How many call ids each memory keeps (the least recently used are forgotten first).
-MEMORY_CAP: Final = 50_000
+MEMORY_CAP: Final = 10_000
 
 _K = TypeVar("_K")
 _V = TypeVar("_V")
