@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from loopback_capture import QuietHandler, serving
 
 from tooltap import Problem, RequestInfo, ToolCall, parse_request, validate
 from tooltap._core import validate as validate_module
@@ -131,27 +130,13 @@ def test_local_refs_resolve() -> None:
 def ref_server() -> Iterator[tuple[str, list[str]]]:
     hits: list[str] = []
 
-    class Handler(BaseHTTPRequestHandler):
+    class Handler(QuietHandler):
         def do_GET(self) -> None:
             hits.append(self.path)
-            body = b'{"type": "integer"}'
-            self.send_response(200)
-            self.send_header("content-length", str(len(body)))
-            self.end_headers()
-            self.wfile.write(body)
+            self.reply(200, b'{"type": "integer"}')
 
-        def log_message(self, *args: Any) -> None:
-            pass
-
-    httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    thread = threading.Thread(target=httpd.serve_forever, args=(0.05,), daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{httpd.server_address[1]}", hits
-    finally:
-        httpd.shutdown()
-        httpd.server_close()
-        thread.join(5)
+    with serving(Handler) as url:
+        yield url, hits
 
 
 def test_remote_refs_are_never_fetched(ref_server: tuple[str, list[str]]) -> None:
