@@ -10,36 +10,18 @@ from typing import Any
 
 import pytest
 from opentelemetry import trace
-from tt_support import Recorder, attrs
+from tt_support import Recorder, attrs, turn
 
 import tooltap
-from tooltap import Parsed, Problem, RequestInfo, ToolCall, ToolResultRef
+from tooltap import Problem, ToolCall
 from tooltap._telemetry import callids
 from tooltap._telemetry import semconv as sc
 from tooltap._telemetry.execution import find_execution, tool_execution
-from tooltap._telemetry.operation import Operation, get_telemetry
-
-TOOLS: dict[str, Any] = {"lookup": {"type": "object"}}
+from tooltap._telemetry.operation import get_telemetry
 
 
 def call(call_id: str | None, key: str = "height", index: int = 0) -> ToolCall:
     return ToolCall("lookup", {"key": key}, "openai", call_id, index, dialect="openai.chat")
-
-
-def turn(calls: tuple[ToolCall, ...] = (), results: tuple[str, ...] = (),
-         problems: tuple[Problem, ...] = ()) -> Operation:  # fmt: skip
-    """One openai.chat request: ok results for ``results`` go out, calls come back."""
-    tel = get_telemetry()
-    assert tel is not None
-    op = Operation(tel, dialect="openai.chat", request_model="m", server_address="h",
-                   server_port=1, stream=False, owner="transport")  # fmt: skip
-    refs = tuple(ToolResultRef(r, "lookup", False, i) for i, r in enumerate(results))
-    request = RequestInfo("openai.chat", model="m", tools=TOOLS, tool_results=refs)
-    op.begin_attempt(request, {})
-    op.record_parsed(Parsed("openai.chat", calls, problems=problems, finish_reason="tool_calls"),
-                     request)  # fmt: skip
-    op.end()
-    return op
 
 
 def events(span: Any, name: str) -> list[dict[str, Any]]:

@@ -10,35 +10,17 @@ from __future__ import annotations
 
 import logging
 import threading
-from typing import Any
 
 import pytest
-from tt_support import Recorder, attrs
+from tt_support import Recorder, attrs, turn
 
 import tooltap
-from tooltap import Parsed, Problem, RequestInfo, ToolCall, ToolResultRef
+from tooltap import Problem, ToolCall
 from tooltap._telemetry.execution import tool_execution
-from tooltap._telemetry.operation import Operation, get_telemetry
-
-TOOLS: dict[str, Any] = {"lookup": {"type": "object"}}
 
 
 def call(call_id: str, index: int = 0) -> ToolCall:
     return ToolCall("lookup", {"key": call_id}, "openai", call_id, index, dialect="openai.chat")
-
-
-def turn(calls: tuple[ToolCall, ...] = (), results: tuple[str, ...] = (),
-         problems: tuple[Problem, ...] = ()) -> None:  # fmt: skip
-    tel = get_telemetry()
-    assert tel is not None
-    op = Operation(tel, dialect="openai.chat", request_model="m", server_address="h",
-                   server_port=1, stream=False, owner="transport")  # fmt: skip
-    refs = tuple(ToolResultRef(r, "lookup", False, i) for i, r in enumerate(results))
-    request = RequestInfo("openai.chat", model="m", tools=TOOLS, tool_results=refs)
-    op.begin_attempt(request, {})
-    op.record_parsed(Parsed("openai.chat", calls, problems=problems, finish_reason="tool_calls"),
-                     request)  # fmt: skip
-    op.end()
 
 
 def ended_span_warnings(caplog: pytest.LogCaptureFixture) -> list[str]:

@@ -19,6 +19,8 @@ from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
 import tooltap
+from tooltap import Parsed, Problem, RequestInfo, ToolCall, ToolResultRef
+from tooltap._telemetry.operation import Operation, get_telemetry
 from tooltap.simulator import Simulator
 
 DIALECTS = ("openai.chat", "openai.responses", "anthropic.messages", "google.genai")
@@ -232,3 +234,27 @@ def sim() -> Iterator[Simulator]:
     """One simulator per test module."""
     with Simulator() as simulator:
         yield simulator
+
+
+#: Tools the synthetic turns declare.
+TURN_TOOLS: dict[str, Any] = {"lookup": {"type": "object"}}
+
+
+def turn(
+    calls: tuple[ToolCall, ...] = (),
+    results: tuple[str, ...] = (),
+    problems: tuple[Problem, ...] = (),
+) -> Operation:
+    """One synthetic openai.chat request through an Operation: ``results`` go out as ok
+    results, ``calls`` (and ``problems``) come back."""
+    tel = get_telemetry()
+    assert tel is not None
+    op = Operation(tel, dialect="openai.chat", request_model="m", server_address="h",
+                   server_port=1, stream=False, owner="transport")  # fmt: skip
+    refs = tuple(ToolResultRef(r, "lookup", False, i) for i, r in enumerate(results))
+    request = RequestInfo("openai.chat", model="m", tools=TURN_TOOLS, tool_results=refs)
+    op.begin_attempt(request, {})
+    op.record_parsed(Parsed("openai.chat", calls, problems=problems, finish_reason="tool_calls"),
+                     request)  # fmt: skip
+    op.end()
+    return op
