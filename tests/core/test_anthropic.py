@@ -7,11 +7,13 @@ from itertools import pairwise
 from typing import Any
 
 import anthropic.types as at
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import tooltap
 from tooltap import Limits, Parsed, StreamParser, parse_response
+from tooltap._core.args import may_exceed
 from tooltap._core.dialects import anthropic as reducer_module
 from tooltap._core.sse import SSEEvent
 
@@ -259,6 +261,25 @@ def test_oversized_input_in_a_whole_body() -> None:
     parsed = reducer_module.parse_body(body, Limits(max_argument_bytes=20))
     assert parsed.calls == ()
     assert kinds(parsed) == ["oversized_arguments"]
+
+
+@pytest.mark.parametrize("limit", [63, 64])
+def test_whole_body_bytes_measure_inputs_that_grow_when_dumped(limit: int) -> None:
+    """``9e15`` dumps as 18 characters: a small body can still hold an oversized input."""
+    value = {"n": [9e15] * 3}
+    dumped = len(json.dumps(value, separators=(",", ":")))  # 64
+    body = {"type": "message", "content": [{"type": "tool_use", "id": "t", "name": "f"}]}
+    encoded = json.dumps(body)[:-3] + ', "input": {"n": [9e15, 9e15, 9e15]}}]}'
+    parsed = parse_response(encoded.encode(), DIALECT, limits=Limits(max_argument_bytes=limit))
+    assert kinds(parsed) == (["oversized_arguments"] if dumped > limit else [])
+    assert [c.args for c in parsed.calls] == ([] if dumped > limit else [value])
+
+
+@pytest.mark.parametrize("text", ['{"n":9e15}', '{"n":[9e15,9e15,9e15]}', '{"n":-1E15}'])
+def test_may_exceed_bounds_the_growth_of_dumped_numbers(text: str) -> None:
+    dumped = len(json.dumps(json.loads(text), separators=(",", ":")))
+    assert dumped > len(text)
+    assert may_exceed(len(text), Limits(max_argument_bytes=dumped - 1))
 
 
 def test_stream_without_message_stop_is_truncated() -> None:

@@ -8,7 +8,17 @@ from typing import Any
 from ._json import loads_str
 from .model import Limits, Problem
 
-__all__ = ["coerce_args", "decode_arguments", "json_incomplete", "oversized_value"]
+__all__ = ["coerce_args", "decode_arguments", "json_incomplete", "may_exceed", "oversized_value"]
+
+#: How much longer than its encoded JSON a decoded value can get when dumped again:
+#: ``9e15`` (4 characters) dumps as ``9000000000000000.0`` (18); everything else shrinks
+#: (escapes, whitespace) or stays.
+_MAX_GROWTH = 5
+
+
+def may_exceed(encoded_bytes: int, limits: Limits) -> bool:
+    """Whether a value decoded from ``encoded_bytes`` of JSON could exceed the argument limit."""
+    return encoded_bytes * _MAX_GROWTH > limits.max_argument_bytes
 
 
 def json_incomplete(text: str) -> bool:

@@ -132,7 +132,7 @@ def parse_response(
             decoded = loads(raw)
         except (ValueError, RecursionError) as exc:
             return Parsed(dialect, problems=(Problem("unexpected_shape", detail=f"body: {exc}"),))
-        return module.parse_body(decoded, limits)
+        return module.parse_body(decoded, limits, size=len(raw))
     if not isinstance(body, (Mapping, list)):
         dump = getattr(body, "model_dump", None)
         if dump is None:

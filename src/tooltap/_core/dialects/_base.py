@@ -29,6 +29,9 @@ class DialectModule(Protocol):
 
     Reducer: type[Reducer]
 
-    def parse_body(self, body: Any, limits: Limits) -> Parsed:
-        """Parse one whole, decoded JSON body (a Mapping, or a list for Google arrays)."""
+    def parse_body(self, body: Any, limits: Limits, *, size: int | None = None) -> Parsed:
+        """Parse one whole, decoded JSON body (a Mapping, or a list for Google arrays).
+
+        ``size``: the body's encoded length, when it was decoded from bytes.
+        """
         ...

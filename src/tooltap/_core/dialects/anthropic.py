@@ -17,7 +17,7 @@ import re
 from typing import Any, Final, TypeGuard
 
 from .._json import RAW_STRING, loads, unescape, valid_utf8
-from ..args import coerce_args, decode_arguments, oversized_value
+from ..args import coerce_args, decode_arguments, may_exceed, oversized_value
 from ..model import Limits, Parsed, Problem, ServerCall, ToolCall, Usage
 from ..sse import SSEEvent
 from ._fragments import Fragments
@@ -88,6 +88,7 @@ class Reducer:
         "_finish",
         "_id",
         "_limits",
+        "_measure",
         "_model",
         "_ordinals",
         "_problems",
@@ -97,6 +98,7 @@ class Reducer:
 
     def __init__(self, limits: Limits) -> None:
         self._limits = limits
+        self._measure = True  # decoded inputs are checked against max_argument_bytes
         self._calls: list[ToolCall] = []
         self._server: list[ServerCall] = []
         self._problems: list[Problem] = []
@@ -305,7 +307,7 @@ class Reducer:
     ) -> list[ToolCall]:
         """A block whose input arrived as a decoded value (a body, or a start with no deltas)."""
         args = coerce_args(value, index=index, call_id=call_id, name=_str(name))
-        if not isinstance(args, Problem):
+        if self._measure and not isinstance(args, Problem):
             big = oversized_value(
                 args, limits=self._limits, index=index, call_id=call_id, name=_str(name)
             )
@@ -368,9 +370,14 @@ class Reducer:
         )
 
 
-def parse_body(body: Any, limits: Limits) -> Parsed:
-    """Parse one whole Messages body (wire JSON or an SDK ``Message`` dumped to a dict)."""
+def parse_body(body: Any, limits: Limits, *, size: int | None = None) -> Parsed:
+    """Parse one whole Messages body (wire JSON or an SDK ``Message`` dumped to a dict).
+
+    ``size``: the body's encoded length when known; inputs are then measured against
+    ``max_argument_bytes`` only if the body is large enough to hold one that long.
+    """
     reducer = Reducer(limits)
+    reducer._measure = size is None or may_exceed(size, limits)
     if not isinstance(body, dict):
         reducer._shape(f"body is {type(body).__name__}, not an object")
         return reducer._parsed(list(reducer._problems), complete=True)

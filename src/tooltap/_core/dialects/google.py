@@ -22,7 +22,7 @@ from __future__ import annotations
 from typing import Any, Final
 
 from .._json import loads
-from ..args import coerce_args, decode_arguments, oversized_value
+from ..args import coerce_args, decode_arguments, may_exceed, oversized_value
 from ..model import Limits, Parsed, Problem, ToolCall, Usage
 from ..sse import SSEEvent
 from ._partial_args import PartialCall
@@ -133,7 +133,7 @@ class Reducer:
             if ev.terminated:  # an unterminated tail is the cut itself: truncated_stream says it
                 self._shape(f"event data is not JSON ({exc})")
             return []
-        return self._fold(data, measure=len(ev.data) > self._limits.max_argument_bytes)
+        return self._fold(data, measure=may_exceed(len(ev.data), self._limits))
 
     def finish(self) -> Parsed:
         """Everything learnt; a stream with no finishReason (nor error, nor block) is cut."""
@@ -321,10 +321,14 @@ class Reducer:
         )
 
 
-def parse_body(body: Any, limits: Limits) -> Parsed:
-    """Parse one whole body: a GenerateContentResponse, or a JSON array of them."""
+def parse_body(body: Any, limits: Limits, *, size: int | None = None) -> Parsed:
+    """Parse one whole body: a GenerateContentResponse, or a JSON array of them.
+
+    ``size``: the body's encoded length when known; arguments are then measured against
+    ``max_argument_bytes`` only if the body is large enough to hold one that long.
+    """
     reducer = Reducer(limits)
-    reducer._fold(body, measure=True)
+    reducer._fold(body, measure=size is None or may_exceed(size, limits))
     problems = list(reducer._problems)
     if reducer._pending is not None:
         problems.append(reducer._pending.cut())

@@ -347,8 +347,11 @@ def _usage(raw: Any) -> Usage | None:
     return usage_of(raw, "prompt_tokens", "completion_tokens", "prompt_tokens_details")
 
 
-def parse_body(body: Any, limits: Limits) -> Parsed:
-    """Parse a whole ``chat.completion`` body (or an error body)."""
+def parse_body(body: Any, limits: Limits, *, size: int | None = None) -> Parsed:
+    """Parse a whole ``chat.completion`` body (or an error body).
+
+    ``size`` (the encoded length) is not needed: arguments arrive as JSON text, measured as such.
+    """
     out = Collector(limits, DIALECT)
     if not isinstance(body, dict):
         out.shape(f"body is {type(body).__name__}, not an object")

@@ -312,8 +312,11 @@ def _note_status(out: Collector, status: Any, resp: dict[str, Any]) -> None:
         out.error(resp.get("error") or "response failed")
 
 
-def parse_body(body: Any, limits: Limits) -> Parsed:
-    """Parse a whole ``Response`` body (or an error body)."""
+def parse_body(body: Any, limits: Limits, *, size: int | None = None) -> Parsed:
+    """Parse a whole ``Response`` body (or an error body).
+
+    ``size`` (the encoded length) is not needed: arguments arrive as JSON text, measured as such.
+    """
     out = Collector(limits, DIALECT)
     if not isinstance(body, dict):
         out.shape(f"body is {type(body).__name__}, not an object")
