@@ -178,7 +178,7 @@ class Lifecycle:
                 seen = self._received.get(call.call_id)
                 if seen is not None:
                     self._received[call.call_id] = (seen[0], entry.context)
-        if not broken:
+        if not broken and self._tel.listeners:
             self._tel.listeners.emit(ToolCallReceived(call, entry.context))
         return entry
 
@@ -275,9 +275,10 @@ class Lifecycle:
             result = sc.RESULT_ERROR if ref.is_error else sc.RESULT_OK
             duration = self._finish(entry, result, is_error=ref.is_error)
             links.append(entry.context)
-            self._tel.listeners.emit(
-                ToolResultSent(ref.call_id, entry.call.name, ref.is_error, duration, result)
-            )
+            if self._tel.listeners:
+                self._tel.listeners.emit(
+                    ToolResultSent(ref.call_id, entry.call.name, ref.is_error, duration, result)
+                )
         for ref, result, ref_provider in extra:
             self._count_extra(ref, result, ref_provider, declared, inference_span)
         return links

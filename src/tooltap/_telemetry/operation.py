@@ -215,6 +215,7 @@ class Operation:
         """Calls the parser just completed: validate, count, open their ``execute_tool`` spans."""
         info = self.request_info
         declared = info.tools if info is not None else None
+        counts: dict[tuple[str, str], int] = {}  # (label, outcome) -> calls: one add each
         for call in calls:
             if call.index in self._delivered:
                 continue
@@ -231,16 +232,18 @@ class Operation:
             if not self.tel.lifecycle.admit(call, self.span):
                 continue  # a re-sent call: one span and one count per call id
             label = self.tel.tool_names.label(call.name, declared)
+            counts[label, outcome] = counts.get((label, outcome), 0) + 1
+            self.tel.lifecycle.received(
+                call, parent=self.span, provider=self.provider, label=label, outcome=outcome
+            )
+        for (label, outcome), count in counts.items():
             self.tel.instruments.tool_calls.add(
-                1,
+                count,
                 {
                     sc.GEN_AI_PROVIDER_NAME: self.provider,
                     sc.GEN_AI_TOOL_NAME: label,
                     sc.TOOLTAP_OUTCOME: outcome,
                 },
-            )
-            self.tel.lifecycle.received(
-                call, parent=self.span, provider=self.provider, label=label, outcome=outcome
             )
 
     def record_parsed(
@@ -279,31 +282,35 @@ class Operation:
             self._content(sc.GEN_AI_OUTPUT_MESSAGES, self._output)
 
     def _response_attributes(self, parsed: Parsed) -> None:
+        attributes: dict[str, Any] = {}  # set in one call: one lock, one validation pass
         if parsed.response_id:
-            self._set(sc.GEN_AI_RESPONSE_ID, parsed.response_id)
+            attributes[sc.GEN_AI_RESPONSE_ID] = parsed.response_id
         if parsed.model:
-            self._set(sc.GEN_AI_RESPONSE_MODEL, parsed.model)
+            attributes[sc.GEN_AI_RESPONSE_MODEL] = parsed.model
         if parsed.finish_reason:
-            self._set(
-                sc.GEN_AI_RESPONSE_FINISH_REASONS,
-                [sc.finish_reason(parsed.finish_reason, bool(parsed.calls))],
-            )
+            reason = sc.finish_reason(parsed.finish_reason, bool(parsed.calls))
+            attributes[sc.GEN_AI_RESPONSE_FINISH_REASONS] = (reason,)
         usage = parsed.usage
-        if usage is None:
-            return
-        for key, value, token_type in (
-            (sc.GEN_AI_USAGE_INPUT_TOKENS, usage.input_tokens, "input"),
-            (sc.GEN_AI_USAGE_OUTPUT_TOKENS, usage.output_tokens, "output"),
-            (sc.GEN_AI_USAGE_CACHE_READ_INPUT_TOKENS, usage.cache_read_input_tokens, None),
-            (sc.GEN_AI_USAGE_CACHE_CREATION_INPUT_TOKENS, usage.cache_creation_input_tokens, None),
-        ):
-            if value is None:
-                continue
-            self._set(key, value)
-            if token_type is not None:
-                self.tel.instruments.token_usage.record(
-                    value, {**self.attributes, sc.GEN_AI_TOKEN_TYPE: token_type}
-                )
+        if usage is not None:
+            for key, value, token_type in (
+                (sc.GEN_AI_USAGE_INPUT_TOKENS, usage.input_tokens, "input"),
+                (sc.GEN_AI_USAGE_OUTPUT_TOKENS, usage.output_tokens, "output"),
+                (sc.GEN_AI_USAGE_CACHE_READ_INPUT_TOKENS, usage.cache_read_input_tokens, None),
+                (
+                    sc.GEN_AI_USAGE_CACHE_CREATION_INPUT_TOKENS,
+                    usage.cache_creation_input_tokens,
+                    None,
+                ),
+            ):
+                if value is None:
+                    continue
+                attributes[key] = value
+                if token_type is not None:
+                    self.tel.instruments.token_usage.record(
+                        value, {**self.attributes, sc.GEN_AI_TOKEN_TYPE: token_type}
+                    )
+        if attributes and self.span.is_recording():
+            self.span.set_attributes(attributes)
 
     def _problem_event(self, problem: Problem) -> None:
         event: dict[str, Any] = {sc.TOOLTAP_PROBLEM_KIND: problem.kind}
