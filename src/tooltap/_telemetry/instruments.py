@@ -1,15 +1,67 @@
-"""The metric instruments (one set, whatever the exporters) and the tool-name cardinality guard."""
+"""The metric instruments (one set, whatever the exporters) and the tool-name cardinality guard.
+
+Counters are tallied by tooltap and reported through observable counters: a synchronous
+``Counter.add`` costs the OpenTelemetry SDK ~10 µs (a measurement object, attribute
+cleaning and hashing, a locked aggregation), a tally ~1 µs, and the exported series are
+the same cumulative monotonic sums. Histograms stay synchronous (they carry exemplars).
+"""
 
 from __future__ import annotations
 
 import threading
-from collections.abc import Mapping
+import weakref
+from collections.abc import Iterable, Mapping
+from typing import Any
 
-from opentelemetry.metrics import Counter, Histogram, Meter
+from opentelemetry.metrics import CallbackOptions, Histogram, Meter, Observation
 
 from . import semconv as sc
 
-__all__ = ["Instruments", "ToolNames"]
+__all__ = ["Instruments", "Tally", "ToolNames"]
+
+_Key = frozenset[tuple[str, Any]]
+
+
+class Tally:
+    """A monotonic counter kept here and observed at each collection.
+
+    One tally per meter and name, for the life of the process: re-instrumenting over
+    the same meter continues its totals, as the SDK's own counter would.
+    """
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._totals: dict[_Key, int] = {}
+
+    def add(self, amount: int, attributes: Mapping[str, Any]) -> None:
+        """Count ``amount`` (>= 0) for this attribute set."""
+        key = frozenset(attributes.items())
+        with self._lock:
+            self._totals[key] = self._totals.get(key, 0) + amount
+
+    def observe(self, _options: CallbackOptions) -> Iterable[Observation]:
+        """The totals so far, one observation per attribute set."""
+        with self._lock:
+            totals = list(self._totals.items())
+        return [Observation(total, dict(key)) for key, total in totals]
+
+
+_TALLIES: weakref.WeakKeyDictionary[Meter, dict[str, Tally]] = weakref.WeakKeyDictionary()
+_TALLIES_LOCK = threading.Lock()
+
+
+def _tally(meter: Meter, name: str) -> Tally:
+    """The meter's tally for ``name``, registering its observable counter the first time."""
+    with _TALLIES_LOCK:
+        tallies = _TALLIES.setdefault(meter, {})
+        tally = tallies.get(name)
+        if tally is None:
+            tally = tallies[name] = Tally()
+            _, unit, description = sc.METRICS[name]
+            meter.create_observable_counter(
+                name, callbacks=[tally.observe], unit=unit, description=description
+            )
+    return tally
 
 
 class Instruments:
@@ -39,9 +91,8 @@ class Instruments:
                 explicit_bucket_boundaries_advisory=list(buckets),
             )
 
-        def counter(name: str) -> Counter:
-            _, unit, description = sc.METRICS[name]
-            return meter.create_counter(name, unit=unit, description=description)
+        def counter(name: str) -> Tally:
+            return _tally(meter, name)
 
         durations = tuple(float(b) for b in sc.DURATION_BUCKETS)
         self.operation_duration = histogram(sc.OPERATION_DURATION, durations)
