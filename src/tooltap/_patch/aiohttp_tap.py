@@ -79,7 +79,7 @@ def _start(
     dialect = detect_dialect(method, url.path)
     if dialect is None:
         return None
-    headers = {str(k): str(v) for k, v in dict(kwargs.get("headers") or {}).items()}
+    headers = {str(k).lower(): str(v) for k, v in dict(kwargs.get("headers") or {}).items()}
     decompress = kwargs.get("auto_decompress")
     if decompress is None:
         decompress = getattr(session, "auto_decompress", True)
@@ -138,7 +138,9 @@ class _TapReader(wrapt.BaseObjectProxy["aiohttp.StreamReader"]):
         state = self._self_state
         if data:
             try:
-                state.feed(data)
+                calls = state.hot(data)
+                if calls:
+                    state.op.calls_received(calls)
             except Exception as exc:  # noqa: BLE001 - never into the app
                 state.broken(exc)
         if self.__wrapped__.at_eof():

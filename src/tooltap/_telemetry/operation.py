@@ -135,11 +135,11 @@ class Operation:
 
         ``x-stainless-retry-count`` gives the attempt number when present; a new
         attempt after a failed one counts ``tooltap.retries`` with that failure's type.
+        ``headers``: case-insensitive (httpx ``Headers``) or with lower-case names.
         ``body`` (decoded JSON) is only used under content capture.
         """
         self._attempts += 1
-        lower = {k.lower(): v for k, v in headers.items()}
-        retry_count = lower.get("x-stainless-retry-count")
+        retry_count = headers.get("x-stainless-retry-count")
         resend = self._attempts - 1
         if retry_count is not None and retry_count.isdigit():
             resend = max(resend, int(retry_count))
@@ -150,7 +150,7 @@ class Operation:
         self._retry_error = None
         self._delivered = set()
         self._delivered_ids = set()
-        if "x-api-key" in lower and "authorization" in lower:
+        if "x-api-key" in headers and "authorization" in headers:
             self._set(sc.TOOLTAP_CONFLICTING_AUTH, True)
         if self.provider == "gcp.gen_ai" and (url_host or url_path):
             self.provider = sc.provider_name(self.dialect, url_host, url_path)
