@@ -108,9 +108,8 @@ class _AnthropicCall(Call):
             stream=self.stream,
             owner="sdk",
             span=span,
+            params=self.params,
         )
-        if self.params:
-            span.set_attributes(self.params)
         held = _HeldSpan(span)
         op._tooltap_held = held
         self.api_call.span = held

@@ -23,6 +23,7 @@ import sys
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from contextvars import Token
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Any, Final
 from urllib.parse import urlsplit
 
@@ -80,9 +81,8 @@ class Call:
             stream=self.stream,
             owner="sdk",
             provider_name=self.provider,
+            params=self.params,
         )
-        if self.params:
-            op.span.set_attributes(self.params)
         return op
 
 
@@ -163,7 +163,12 @@ def arg(args: Sequence[Any], kwargs: Mapping[str, Any], index: int, name: str) -
 
 def server_of(url: object) -> tuple[str | None, int | None]:
     """``server.address`` and ``server.port`` of a base URL (an httpx URL or a string)."""
-    parts = urlsplit(str(url))
+    return _server_of(str(url))
+
+
+@lru_cache(maxsize=64)  # a client's base URL: split once, not on every call
+def _server_of(url: str) -> tuple[str | None, int | None]:
+    parts = urlsplit(url)
     if not parts.hostname:
         return None, None
     port = parts.port or {"http": 80, "https": 443}.get(parts.scheme)

@@ -68,6 +68,7 @@ class Operation:
         owner: Literal["sdk", "transport"],
         span: Span | None = None,
         provider_name: str | None = None,
+        params: Mapping[str, Any] | None = None,
     ) -> None:
         self.tel = tel
         self.dialect = dialect
@@ -88,6 +89,8 @@ class Operation:
         start = dict(self.attributes)
         if stream is not None:
             start[sc.GEN_AI_REQUEST_STREAM] = stream
+        if params:  # the request's gen_ai.request.* parameters
+            start.update(params)
         if span is None:
             span = tel.tracer.start_span(self._name(), kind=SpanKind.CLIENT, attributes=start)
         else:
