@@ -2,16 +2,20 @@
 
 from __future__ import annotations
 
+import gc
+import weakref
 from collections.abc import Iterator
 from typing import Any
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from jsonschema import Draft202012Validator
 from loopback_capture import QuietHandler, serving
 
 from tooltap import Problem, RequestInfo, ToolCall, parse_request, validate
 from tooltap._core import validate as validate_module
+from tooltap._core._schema_check import compile_check
 
 SCHEMA = {
     "type": "object",
@@ -224,3 +228,162 @@ def test_validate_is_total(args: dict[str, Any]) -> None:
         and args.get("units", "c") in ("c", "f")
     )
     assert (problems == []) == expected_valid
+
+
+def _weather_info(schema: dict[str, Any]) -> RequestInfo:
+    return _info({"weather": schema})
+
+
+def test_a_schema_object_seen_again_skips_the_text_cache() -> None:
+    schema = {"type": "object", "properties": {"identity_cache_probe": {"type": "string"}}}
+    info = _weather_info(schema)
+    call = _call("weather", {"identity_cache_probe": "x"})
+    assert validate(call, info) == []
+    before = validate_module._compile.cache_info()
+    for _ in range(5):
+        assert validate(call, info) == []
+    after = validate_module._compile.cache_info()
+    assert (after.hits, after.misses) == (before.hits, before.misses)
+
+
+@pytest.mark.parametrize(
+    ("mutate", "args", "first", "then"),
+    [  # first and then: the problem details before and after the app edits its schema in place
+        (
+            lambda s: s["properties"]["days"].update(minimum=5),
+            {"city": "Oslo", "days": 2},
+            [],
+            ["$.days: violates minimum 5"],
+        ),
+        (
+            lambda s: s["required"].append("days"),
+            {"city": "Oslo"},
+            [],
+            ["$: 'days' is a required property"],
+        ),
+        (  # 1.0 == 1, yet the detail quotes the schema as it is now
+            lambda s: s["properties"]["days"].update(minimum=1.0),
+            {"city": "Oslo", "days": 0},
+            ["$.days: violates minimum 1"],
+            ["$.days: violates minimum 1.0"],
+        ),
+        (  # True == 1, yet jsonschema's const tells them apart
+            lambda s: s["properties"]["units"].update(const=True),
+            {"city": "Oslo", "units": 1},
+            [],
+            ["$.units: violates const true"],
+        ),
+        (
+            lambda s: s.update(additionalProperties=False),
+            {"city": "Oslo", "x": 1},
+            [],
+            ["$: violates additionalProperties false (unexpected: x)"],
+        ),
+    ],
+)
+def test_an_edited_schema_takes_effect(
+    mutate: Any, args: dict[str, Any], first: list[str], then: list[str]
+) -> None:
+    schema: dict[str, Any] = {
+        "type": "object",
+        "properties": {
+            "city": {"type": "string"},
+            "days": {"type": "integer", "minimum": 1},
+            "units": {"const": 1},
+        },
+        "required": ["city"],
+    }
+    info = _weather_info(schema)
+    call = _call("weather", args)
+    for _ in range(3):  # the last two are identity hits
+        assert [p.detail for p in validate(call, info)] == first
+    mutate(schema)
+    for _ in range(3):
+        assert [p.detail for p in validate(call, info)] == then
+
+
+def test_an_invalid_schema_is_remembered_too() -> None:
+    schema = {"type": "object", "properties": {"invalid_schema_probe": {"type": "objekt"}}}
+    info = _weather_info(schema)
+    call = _call("weather", {})
+    first = validate(call, info)
+    assert [p.kind for p in first] == ["unexpected_shape"]
+    before = validate_module._compile.cache_info()
+    assert validate(call, info) == first
+    assert validate_module._compile.cache_info() == before
+
+
+def test_the_fast_check_is_compiled_once_per_schema(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Also when the schema is outside the subset (None is remembered)."""
+    compiled: list[Any] = []
+
+    def counting(schema: Any) -> Any:
+        compiled.append(schema)
+        return compile_check(schema)
+
+    monkeypatch.setattr(validate_module, "compile_check", counting)
+    probes = {"supported_probe": {"type": "string"}, "unsupported_probe": {"anyOf": [{}]}}
+    for probe, sub in probes.items():
+        schema = {"type": "object", "properties": {probe: sub}}
+        for _ in range(5):
+            assert validate(_call("f", {probe: "x"}), _info({"f": dict(schema)})) == []
+    assert len(compiled) == 2
+    assert [compile_check(s) is None for s in compiled] == [False, True]
+
+
+@pytest.fixture
+def jsonschema_raises(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Any call that reaches jsonschema's iter_errors becomes an ``unusable`` problem."""
+
+    def boom(self: Any, instance: Any) -> Any:
+        raise AssertionError("jsonschema was asked")
+
+    monkeypatch.setattr(Draft202012Validator, "iter_errors", boom)
+
+
+@pytest.mark.usefixtures("jsonschema_raises")
+def test_valid_calls_never_reach_jsonschema() -> None:
+    """Fails if the fast check silently stops being used (fresh and repeated schemas)."""
+    info = _weather_info(SCHEMA)
+    for args in ({"city": "Oslo"}, {"city": "Oslo", "days": 2.0, "units": "f"}):
+        for _ in range(2):  # compiled, then found by identity
+            assert validate(_call("weather", args), info) == []
+            assert validate(_call("weather", args), _weather_info(dict(SCHEMA))) == []
+    # the patch is effective: an invalid call, or a schema outside the subset, gets there
+    (problem,) = validate(_call("weather", {"city": 1}), info)
+    assert "jsonschema was asked" in problem.detail
+    any_of = {"type": "object", "properties": {"city": {"anyOf": [{"type": "string"}]}}}
+    (problem,) = validate(_call("weather", {"city": "Oslo"}), _weather_info(any_of))
+    assert "jsonschema was asked" in problem.detail
+
+
+def test_the_identity_cache_stays_bounded() -> None:
+    call = _call("weather", {"city": "Oslo"})
+    infos = [_weather_info(dict(SCHEMA)) for _ in range(validate_module._MAX_BY_ID * 2)]
+    for info in infos:
+        assert validate(call, info) == []
+    assert len(validate_module._BY_ID) <= validate_module._MAX_BY_ID
+
+
+def test_an_id_hint_is_checked_against_the_schema() -> None:
+    """A hint left by another object (an id reused after it died) is not trusted blindly."""
+    strict = {"type": "object", "properties": {"id_hint_probe": {"type": "integer"}}}
+    loose = {"type": "object", "properties": {"id_hint_probe": {"type": "string"}}}
+    call = _call("f", {"id_hint_probe": "x"})
+    assert [p.kind for p in validate(call, _info({"f": strict}))] == ["schema_violation"]
+    validate_module._BY_ID[id(loose)] = validate_module._BY_ID[id(strict)]
+    assert validate(call, _info({"f": loose})) == []
+    assert [p.kind for p in validate(call, _info({"f": strict}))] == ["schema_violation"]
+
+
+def test_the_identity_cache_keeps_no_schema_alive() -> None:
+    class Schema(dict[str, Any]):  # a plain dict cannot be weakly referenced
+        pass
+
+    schema = Schema(type="object", properties={"alive_probe": {"type": "string"}})
+    ref = weakref.ref(schema)
+    for _ in range(3):
+        assert validate(_call("f", {"alive_probe": "x"}), _info({"f": schema})) == []
+    del schema
+    gc.collect()
+    assert ref() is None

@@ -3,19 +3,26 @@
 Validators are compiled once per distinct schema (keyed by its canonical JSON text,
 in a bounded cache). ``$ref`` is resolved only inside the schema itself: an empty
 ``referencing`` registry means a remote reference is never fetched (no I/O).
+
+A valid call usually costs a few µs: a schema object seen again is found by its id and
+confirmed by a type-exact compare with what was compiled (so an app editing its schema
+in place is noticed) without encoding it, and ``_schema_check`` accepts valid arguments
+without jsonschema when the schema keeps to its subset. jsonschema still produces every
+reported error.
 """
 
 from __future__ import annotations
 
 import json
 from functools import lru_cache
-from typing import Any, Final
+from typing import Any, Final, NamedTuple
 
 import referencing
 from jsonschema import Draft202012Validator, SchemaError
 from jsonschema.protocols import Validator
 from jsonschema.validators import validator_for
 
+from ._schema_check import Check, compile_check
 from .model import Problem, RequestInfo, ToolCall
 from .request import TOOL_NAME_RULES, valid_tool_name
 
@@ -23,6 +30,22 @@ __all__ = ["validate"]
 
 _MAX_DETAIL: Final = 500
 _NO_REMOTE: Final = referencing.Registry()
+_MAX_SNAPSHOT_DEPTH: Final = 32
+_MAX_BY_ID: Final = 256
+
+
+class _Compiled(NamedTuple):
+    """One distinct schema, compiled."""
+
+    validator: Validator | str  # or why the schema is invalid
+    check: Check | None  # None: outside ``_schema_check``'s subset
+    snapshot: Any  # the schema compiled, for a type-exact ``==``; None if not plain JSON
+
+
+#: id(schema) -> the _Compiled last used for the object with that id: only a hint, used
+#: once its snapshot equals the schema, so a reused id or an edited schema is harmless and
+#: no app object is kept alive. Cleared when full.
+_BY_ID: dict[int, _Compiled] = {}
 
 
 def validate(call: ToolCall, request_info: RequestInfo) -> list[Problem]:
@@ -52,9 +75,11 @@ def validate(call: ToolCall, request_info: RequestInfo) -> list[Problem]:
     if not schema:
         return problems
     try:
-        compiled = _compile(json.dumps(schema, sort_keys=True, default=str))
+        compiled, check, _ = _compiled(schema)
         if isinstance(compiled, str):
             problem("unexpected_shape", f"declared schema of {call.name!r} is invalid: {compiled}")
+            return problems
+        if check is not None and _passes(check, call.args):
             return problems
         errors = sorted(compiled.iter_errors(call.args), key=lambda e: list(map(str, e.path)))
         for error in errors:
@@ -74,16 +99,90 @@ def validate(call: ToolCall, request_info: RequestInfo) -> list[Problem]:
     return problems
 
 
+def _compiled(schema: dict[str, Any]) -> _Compiled:
+    """``_compile`` of ``schema``'s canonical text; without encoding it when its id hints right.
+
+    A hit needs the schema to equal the snapshot type-exactly, which implies the same
+    canonical text (see ``_snapshot``).
+    """
+    hint = _BY_ID.get(id(schema))
+    if hint is not None and _unchanged(hint.snapshot, schema):
+        return hint
+    compiled = _compile(json.dumps(schema, sort_keys=True, default=str))
+    if len(_BY_ID) >= _MAX_BY_ID:
+        _BY_ID.clear()
+    _BY_ID[id(schema)] = compiled
+    return compiled
+
+
+def _unchanged(snapshot: Any, schema: dict[str, Any]) -> bool:
+    """Whether ``schema`` equals ``snapshot`` (None: never)."""
+    try:
+        return snapshot is not None and bool(snapshot == schema)
+    except Exception:  # noqa: BLE001 - a schema holding odd values: ask the text cache
+        return False
+
+
 @lru_cache(maxsize=256)
-def _compile(text: str) -> Validator | str:
-    """A validator for the schema in ``text``, or why the schema is invalid."""
+def _compile(text: str) -> _Compiled:
+    """A validator, a fast check and a snapshot of the schema in ``text``, or why it is invalid."""
     schema: dict[str, Any] = json.loads(text)
     cls = validator_for(schema, default=Draft202012Validator)
     try:
         cls.check_schema(schema)
     except SchemaError as exc:
-        return _short(f"{exc.message} at {exc.json_path}")
-    return cls(schema, registry=_NO_REMOTE)
+        invalid = _short(f"{exc.message} at {exc.json_path}")
+        return _Compiled(invalid, None, _snapshot(schema))
+    return _Compiled(cls(schema, registry=_NO_REMOTE), compile_check(schema), _snapshot(schema))
+
+
+def _passes(check: Check, args: Any) -> bool:
+    """Whether the fast check accepts ``args``; if it raises, jsonschema decides."""
+    try:
+        return check(args)
+    except Exception:  # noqa: BLE001 - e.g. a hand-built argument value that refuses comparison
+        return False
+
+
+class _Same:
+    """A number or boolean in a snapshot: equal only to one of the same type and repr.
+
+    So replacing ``1`` by ``True`` or ``1.0`` (``==`` to it, not the same schema to
+    jsonschema nor in a problem's detail) is a change.
+    """
+
+    __slots__ = ("value",)
+
+    def __init__(self, value: float) -> None:
+        self.value = value
+
+    def __eq__(self, other: object) -> bool:
+        value = self.value
+        return other is value or (type(other) is type(value) and repr(other) == repr(value))
+
+
+def _snapshot(schema: dict[str, Any]) -> Any:
+    """A deep copy of decoded JSON whose ``==`` is type-exact, or None when nested too deep.
+
+    A value equal to it encodes to the same canonical text: dicts, lists and strings
+    compare by content (subclasses encode as their content too), tuples never equal
+    lists, numbers and booleans compare by type and repr (``_Same``). Depth is at most
+    ``_MAX_SNAPSHOT_DEPTH``, so comparing with it never recurses far.
+    """
+
+    def copy(value: Any, depth: int) -> Any:
+        if depth > _MAX_SNAPSHOT_DEPTH:
+            raise RecursionError
+        if type(value) is dict:
+            return {k: copy(v, depth + 1) for k, v in value.items()}
+        if type(value) is list:
+            return [copy(v, depth + 1) for v in value]
+        return value if value is None or type(value) is str else _Same(value)
+
+    try:
+        return copy(schema, 0)
+    except RecursionError:
+        return None
 
 
 def _short(text: str) -> str:
