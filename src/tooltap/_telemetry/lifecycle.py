@@ -90,7 +90,7 @@ class Lifecycle:
         self._by_key: dict[Key, deque[OpenCall]] = {}
         self._answered: Bounded[str | Key, int] = Bounded()  # results seen per call
         self._truncated: Bounded[str, str] = Bounded()  # truncated call id -> provider
-        # call id -> (fingerprint of name and args, its span's context)
+        # call id -> (fingerprint of name and args, its span's context if listeners want it)
         self._received: Bounded[str, tuple[int, SpanContext | None]] = Bounded()
 
     def __len__(self) -> int:
@@ -173,7 +173,7 @@ class Lifecycle:
         if call.call_id is None:
             entry.key = (call.name, canonical(call.args))
         self._register(entry)
-        if call.call_id is not None:
+        if call.call_id is not None and self._tel.listeners:  # for ToolCallReceived on replays
             with self._lock:
                 seen = self._received.get(call.call_id)
                 if seen is not None:
