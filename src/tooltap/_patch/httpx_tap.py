@@ -36,7 +36,7 @@ from .._core.stream import parse_response
 from .._telemetry import semconv as sc
 from .._telemetry.operation import Operation, current_operation
 from .._telemetry.telemetry import Telemetry, get_telemetry
-from .quietly import quietly
+from .quietly import quietly, report
 from .tap_stream import TapAsyncStream, TapState, TapSyncStream
 
 __all__ = ["install", "uninstall"]
@@ -157,24 +157,30 @@ def _begin(tel: Telemetry, request: Any, dialect: str) -> _Exchange:
 
 
 def _start(args: tuple[Any, ...], kwargs: dict[str, Any]) -> _Exchange | None:
-    """The exchange to record, or None to pass the call through untouched."""
-    tel = get_telemetry()
-    if tel is None:
+    """The exchange to record, or None to pass the call through untouched.
+
+    Cheapest tests first: most traffic that is not LLM traffic stops at the method.
+    """
+    try:
+        request = args[0] if args else kwargs.get("request")
+        if request.method != "POST":  # type: ignore[union-attr]
+            return None
+        tel = get_telemetry()
+        if tel is None:
+            return None
+        dialect = detect_dialect("POST", request.url.path)  # type: ignore[union-attr]
+        if dialect is None or not is_instrumentation_enabled():
+            return None
+        return _begin(tel, request, dialect)
+    except Exception as exc:  # noqa: BLE001 - what quietly() does, without its extra call
+        report(exc, "httpx_tap")
         return None
-    request = args[0] if args else kwargs.get("request")
-    method = getattr(request, "method", None)
-    if method != "POST" or not is_instrumentation_enabled():
-        return None
-    dialect = detect_dialect(method, request.url.path)  # type: ignore[union-attr]
-    if dialect is None:
-        return None
-    return _begin(tel, request, dialect)
 
 
 def _send(
     wrapped: Callable[..., Any], instance: Any, args: tuple[Any, ...], kwargs: dict[str, Any]
 ) -> Any:
-    exchange = quietly(_start, args, kwargs)
+    exchange = _start(args, kwargs)
     if exchange is None:
         return wrapped(*args, **kwargs)
     try:
@@ -188,7 +194,7 @@ def _send(
 async def _send_async(
     wrapped: Callable[..., Any], instance: Any, args: tuple[Any, ...], kwargs: dict[str, Any]
 ) -> Any:
-    exchange = quietly(_start, args, kwargs)
+    exchange = _start(args, kwargs)
     if exchange is None:
         return await wrapped(*args, **kwargs)
     token = in_send.set(True)

@@ -1,9 +1,9 @@
 """The one choke point for tooltap's own failures: caught, logged at debug, counted.
 
 Everything tooltap does on the app's path runs through ``quietly`` (or, on the
-per-chunk hot path, an inline ``try`` that calls ``report``). The app's own
-exceptions never come here: wrappers call the app's code outside these guards and
-re-raise with a bare ``raise``.
+per-chunk path and the httpx tap's per-request entry, an inline ``try`` that calls
+``report``). The app's own exceptions never come here: wrappers call the app's code
+outside these guards and re-raise with a bare ``raise``.
 
 This module imports nothing from tooltap, so every layer may use it; the telemetry
 layer plugs its ``tooltap.internal_errors`` counter in with ``set_error_sink``.
