@@ -6,6 +6,11 @@ warm-up request, with 0 and with N more requests) against the simulator, and pri
 instructions per request of each mode and tooltap's share: the difference of the two runs
 cancels start-up and imports. Slow (minutes per process), deterministic to a fraction of
 a percent where the CPU-time benchmark of a shared machine wobbles by ten percent.
+
+``--fragments 4 8`` runs the workload at each argument fragment size (4-character
+fragments: ~1,500 events; 8: ~760) and also prints the *marginal* cost per SSE event,
+the difference of tooltap's added instructions over the difference of event counts:
+what each further event costs, free of the fixed per-request cost (spans, validation).
 """
 
 from __future__ import annotations
@@ -52,12 +57,49 @@ def _instructions(name: str, mode: str, count: int, url: str) -> int:
     return int(found.group(1).replace(",", ""))
 
 
+def _events(name: str, url: str) -> int:
+    """SSE events of one response of the case's dialect (0 for whole bodies)."""
+    from ._cases import CASES
+
+    case = next(c for c in CASES if c.name.startswith(name))
+    if not case.streamed:
+        return 0
+    import httpx2
+
+    from . import _cases
+
+    path, body = {
+        "openai.chat": ("/v1/chat/completions", _cases._chat_request()),
+        "openai.responses": ("/v1/responses", _cases._responses_request()),
+        "anthropic.messages": ("/v1/messages", _cases._messages_request()),
+    }[case.dialect]
+    with (
+        httpx2.Client(base_url=url) as client,
+        client.stream("POST", path, json={**body, "stream": True}) as response,
+    ):
+        return b"".join(response.iter_raw()).count(b"\n\n")
+
+
+def _added(name: str, requests: int, workload: dict[str, int]) -> tuple[float, float, int]:
+    """Bare and instrumented instructions per request, and events per response."""
+    with SimProcess(**workload) as sim:
+        per = {}
+        for mode in ("bare", "tooltap"):
+            start = _instructions(name, mode, 0, sim.url)
+            end = _instructions(name, mode, requests, sim.url)
+            per[mode] = (end - start) / requests
+        return per["bare"], per["tooltap"], _events(name, sim.url)
+
+
 def main(argv: list[str] | None = None) -> None:
     """Print instructions per request, bare and instrumented, for one case."""
     parser = argparse.ArgumentParser(prog="python -m benchmarks._instructions")
     parser.add_argument("case", nargs="?", help="the start of a case name, e.g. 'anthropic create'")
     parser.add_argument("--requests", type=int, default=4)
     parser.add_argument("--smoke", action="store_true", help="the smoke workload")
+    parser.add_argument(
+        "--fragments", type=int, nargs=2, metavar=("A", "B"), help="two fragment sizes"
+    )
     parser.add_argument("--child", nargs=4, metavar=("CASE", "MODE", "N", "URL"), help="internal")
     args = parser.parse_args(argv)
     if args.child:
@@ -68,17 +110,24 @@ def main(argv: list[str] | None = None) -> None:
         parser.error("needs valgrind installed, and a case")
     from .__main__ import SMOKE_WORKLOAD, WORKLOAD
 
-    with SimProcess(**(SMOKE_WORKLOAD if args.smoke else WORKLOAD)) as sim:
-        per = {}
-        for mode in ("bare", "tooltap"):
-            start = _instructions(args.case, mode, 0, sim.url)
-            end = _instructions(args.case, mode, args.requests, sim.url)
-            per[mode] = (end - start) / args.requests
-    added = per["tooltap"] - per["bare"]
-    print(
-        f"{args.case}: bare {per['bare'] / 1e6:.1f} M, tooltap {per['tooltap'] / 1e6:.1f} M "
-        f"instructions per request: {added / 1e6:+.1f} M ({added / per['bare'] * 100:+.1f}%)"
-    )
+    base = SMOKE_WORKLOAD if args.smoke else WORKLOAD
+    runs = []
+    for fragment in args.fragments or (base["fragment"],):
+        bare, tooltap, events = _added(args.case, args.requests, {**base, "fragment": fragment})
+        added = tooltap - bare
+        runs.append((added, events))
+        print(
+            f"{args.case} ({events} events): bare {bare / 1e6:.1f} M, tooltap {tooltap / 1e6:.1f} M"
+            f" instructions per request: {added / 1e6:+.1f} M ({added / bare * 100:+.1f}%)",
+            flush=True,
+        )
+    if len(runs) == 2 and runs[0][1] != runs[1][1]:
+        (a, ea), (b, eb) = runs
+        marginal = (a - b) / (ea - eb)
+        print(
+            f"marginal: {marginal / 1e3:.1f} k instructions per event;"
+            f" fixed: {(a - marginal * ea) / 1e6:.2f} M per request"
+        )
 
 
 if __name__ == "__main__":

@@ -42,10 +42,13 @@ class _Compiled(NamedTuple):
     snapshot: Any  # the schema compiled, for a type-exact ``==``; None if not plain JSON
 
 
-#: id(schema) -> the _Compiled last used for the object with that id: only a hint, used
-#: once its snapshot equals the schema, so a reused id or an edited schema is harmless and
-#: no app object is kept alive. Cleared when full.
+#: id(schema) -> the _Compiled last used for the object with that id; tool name -> the
+#: _Compiled last used for a tool of that name (a request parsed off the wire declares
+#: new dicts every time, with the same names). Only hints, used once the snapshot equals
+#: the schema, so a reused id or name or an edited schema is harmless and no app object
+#: is kept alive. Each is cleared when full.
 _BY_ID: dict[int, _Compiled] = {}
+_BY_NAME: dict[str, _Compiled] = {}
 
 
 def validate(call: ToolCall, request_info: RequestInfo) -> list[Problem]:
@@ -75,7 +78,7 @@ def validate(call: ToolCall, request_info: RequestInfo) -> list[Problem]:
     if not schema:
         return problems
     try:
-        compiled, check, _ = _compiled(schema)
+        compiled, check, _ = _compiled(schema, call.name)
         if isinstance(compiled, str):
             problem("unexpected_shape", f"declared schema of {call.name!r} is invalid: {compiled}")
             return problems
@@ -99,20 +102,25 @@ def validate(call: ToolCall, request_info: RequestInfo) -> list[Problem]:
     return problems
 
 
-def _compiled(schema: dict[str, Any]) -> _Compiled:
-    """``_compile`` of ``schema``'s canonical text; without encoding it when its id hints right.
+def _compiled(schema: dict[str, Any], name: str) -> _Compiled:
+    """``_compile`` of ``schema``'s canonical text; without encoding it when its id or its
+    tool's name hints right.
 
     A hit needs the schema to equal the snapshot type-exactly, which implies the same
     canonical text (see ``_snapshot``).
     """
-    hint = _BY_ID.get(id(schema))
-    if hint is not None and _unchanged(hint.snapshot, schema):
-        return hint
-    compiled = _compile(json.dumps(schema, sort_keys=True, default=str))
-    if len(_BY_ID) >= _MAX_BY_ID:
-        _BY_ID.clear()
-    _BY_ID[id(schema)] = compiled
-    return compiled
+    key = id(schema)
+    hint = _BY_ID.get(key)
+    if hint is None or not _unchanged(hint.snapshot, schema):
+        hint = _BY_NAME.get(name)
+        if hint is None or not _unchanged(hint.snapshot, schema):
+            hint = _compile(json.dumps(schema, sort_keys=True, default=str))
+            _BY_NAME[name] = hint
+        _BY_ID[key] = hint
+    for hints in (_BY_ID, _BY_NAME):
+        if len(hints) > _MAX_BY_ID:
+            hints.clear()
+    return hint
 
 
 def _unchanged(snapshot: Any, schema: dict[str, Any]) -> bool:
