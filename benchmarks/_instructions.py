@@ -7,6 +7,9 @@ instructions per request of each mode and tooltap's share: the difference of the
 cancels start-up and imports. Slow (minutes per process), deterministic to a fraction of
 a percent where the CPU-time benchmark of a shared machine wobbles by ten percent.
 
+``--noop`` also counts tooltap over OpenTelemetry's no-op providers: its own work,
+without what the SDK spends on the spans and metric points it is given.
+
 ``--fragments 4 8`` runs the workload at each argument fragment size (4-character
 fragments: ~1,500 events; 8: ~760) and also prints the *marginal* cost per SSE event,
 the difference of tooltap's added instructions over the difference of event counts:
@@ -32,6 +35,11 @@ _REFS = re.compile(r"I\s+refs:\s+([\d,]+)")
 
 
 def _child(name: str, mode: str, count: int, url: str) -> None:
+    from opentelemetry.metrics import NoOpMeterProvider
+    from opentelemetry.trace import NoOpTracerProvider
+
+    import tooltap
+
     from ._cases import CASES, close_client
     from ._otel import Toggle
 
@@ -41,9 +49,13 @@ def _child(name: str, mode: str, count: int, url: str) -> None:
     client = case.make(url)
     if mode == "tooltap":
         toggle.instrumented()
+    elif mode == "tooltap-noop":  # tooltap's own work: OpenTelemetry's no-op providers
+        tooltap.instrument(tracer_provider=NoOpTracerProvider(), meter_provider=NoOpMeterProvider())
     for _ in range(count + 1):
         case.run(client)
     close_client(case, client)
+    if mode == "tooltap-noop":
+        tooltap.uninstrument()
     toggle.close()
 
 
@@ -80,15 +92,17 @@ def _events(name: str, url: str) -> int:
         return b"".join(response.iter_raw()).count(b"\n\n")
 
 
-def _added(name: str, requests: int, workload: dict[str, int]) -> tuple[float, float, int]:
-    """Bare and instrumented instructions per request, and events per response."""
+def _per_request(
+    name: str, requests: int, workload: dict[str, int], modes: tuple[str, ...]
+) -> tuple[dict[str, float], int]:
+    """Instructions per request of each mode, and events per response."""
     with SimProcess(**workload) as sim:
         per = {}
-        for mode in ("bare", "tooltap"):
+        for mode in modes:
             start = _instructions(name, mode, 0, sim.url)
             end = _instructions(name, mode, requests, sim.url)
             per[mode] = (end - start) / requests
-        return per["bare"], per["tooltap"], _events(name, sim.url)
+        return per, _events(name, sim.url)
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -100,6 +114,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument(
         "--fragments", type=int, nargs=2, metavar=("A", "B"), help="two fragment sizes"
     )
+    parser.add_argument("--noop", action="store_true", help="also tooltap over no-op providers")
     parser.add_argument("--child", nargs=4, metavar=("CASE", "MODE", "N", "URL"), help="internal")
     args = parser.parse_args(argv)
     if args.child:
@@ -111,9 +126,12 @@ def main(argv: list[str] | None = None) -> None:
     from .__main__ import SMOKE_WORKLOAD, WORKLOAD
 
     base = SMOKE_WORKLOAD if args.smoke else WORKLOAD
+    modes = ("bare", "tooltap", "tooltap-noop") if args.noop else ("bare", "tooltap")
     runs = []
     for fragment in args.fragments or (base["fragment"],):
-        bare, tooltap, events = _added(args.case, args.requests, {**base, "fragment": fragment})
+        workload = {**base, "fragment": fragment}
+        per, events = _per_request(args.case, args.requests, workload, modes)
+        bare, tooltap = per["bare"], per["tooltap"]
         added = tooltap - bare
         runs.append((added, events))
         print(
@@ -121,6 +139,9 @@ def main(argv: list[str] | None = None) -> None:
             f" instructions per request: {added / 1e6:+.1f} M ({added / bare * 100:+.1f}%)",
             flush=True,
         )
+        if "tooltap-noop" in per:
+            own = per["tooltap-noop"] - bare
+            print(f"  over no-op OpenTelemetry providers: {own / 1e6:+.2f} M", flush=True)
     if len(runs) == 2 and runs[0][1] != runs[1][1]:
         (a, ea), (b, eb) = runs
         marginal = (a - b) / (ea - eb)
