@@ -14,11 +14,16 @@ without what the SDK spends on the spans and metric points it is given.
 fragments: ~1,500 events; 8: ~760) and also prints the *marginal* cost per SSE event,
 the difference of tooltap's added instructions over the difference of event counts:
 what each further event costs, free of the fixed per-request cost (spans, validation).
+
+The garbage collector is off during the counted requests (after a warm-up request and
+``gc.freeze()``): where a collection lands differs between runs by millions of
+instructions, more than the effects measured here.
 """
 
 from __future__ import annotations
 
 import argparse
+import gc
 import re
 import shutil
 import subprocess
@@ -51,8 +56,13 @@ def _child(name: str, mode: str, count: int, url: str) -> None:
         toggle.instrumented()
     elif mode == "tooltap-noop":  # tooltap's own work: OpenTelemetry's no-op providers
         tooltap.instrument(tracer_provider=NoOpTracerProvider(), meter_provider=NoOpMeterProvider())
-    for _ in range(count + 1):
+    case.run(client)  # warm-up: imports, connections, caches
+    gc.collect()
+    gc.freeze()
+    gc.disable()  # a collection lands on one run and not the other: millions of instructions
+    for _ in range(count):
         case.run(client)
+    gc.enable()
     close_client(case, client)
     if mode == "tooltap-noop":
         tooltap.uninstrument()
