@@ -2,7 +2,9 @@
 
 A reducer's fast path appends fragments as they sit in the event (the body of a JSON
 string, validated by its template) and they are unescaped once, when the text is
-needed; the full path appends decoded ``str`` fragments. ``size`` counts characters,
+needed; the full path appends decoded ``str`` fragments. ``run`` is the open escaped
+run (the last part, while it is one): a fast path may extend it in place, and count its
+bytes in ``size``, as long as ``size`` stays within the limit (``add_raw``'s usual case). ``size`` counts characters,
 with escaped bytes as an upper bound until ``exact()`` unescapes them.
 """
 
@@ -18,11 +20,12 @@ __all__ = ["Fragments"]
 class Fragments:
     """Ordered fragments; runs of escaped ones share one ``bytearray``."""
 
-    __slots__ = ("parts", "size")
+    __slots__ = ("parts", "run", "size")
 
     def __init__(self) -> None:
         self.parts: list[str | bytearray] = []
         self.size = 0
+        self.run: bytearray | None = None  # the last part, when it is an escaped run
 
     def __bool__(self) -> bool:
         return bool(self.parts)
@@ -32,6 +35,7 @@ class Fragments:
         self.size += len(fragment)
         if fragment:
             self.parts.append(fragment)
+            self.run = None
 
     def add_raw(self, raw: bytes, limit: int) -> bool:
         """Append an escaped fragment (a JSON string body valid on its own); False, and
@@ -41,11 +45,11 @@ class Fragments:
         if size > limit:
             return False
         self.size = size
-        parts = self.parts
-        if parts and type(parts[-1]) is bytearray:
-            parts[-1] += raw
+        if self.run is not None:
+            self.run += raw
         elif raw:
-            parts.append(bytearray(raw))
+            self.run = bytearray(raw)
+            self.parts.append(self.run)
         return True
 
     def exact(self) -> None:
@@ -55,6 +59,7 @@ class Fragments:
             if type(part) is bytearray:
                 parts[index] = unescape(part)
         self.size = sum(len(part) for part in parts)
+        self.run = None
 
     def text(self) -> str:
         """The whole text (unescaped once and kept as one piece)."""

@@ -37,9 +37,9 @@ _USAGE_KEYS: Final = (
 _PREVIEW: Final = 256
 _DELTA_EVENT: Final = b"event: content_block_delta\ndata:"
 _ARGS_HEAD: Final = b' {"type":"content_block_delta","index":%d,"delta":{"type":"input_json_delta","partial_json":"'
-#: What follows a fragment's closing quote: the two braces, with Anthropic's padding.
-_ARGS_END: Final = re.compile(rb'"\}[ \t]*+\}[ \t]*+')
-_RAW: Final = re.compile(RAW_STRING)
+#: The rest of an arguments delta after its prefix: the fragment (group 1), still escaped,
+#: its closing quote and the two braces, with Anthropic's padding.
+_ARGS_REST: Final = re.compile(b"(" + RAW_STRING + rb')"\}[ \t]*+\}[ \t]*+')
 
 
 def _is_tool_block(kind: Any) -> TypeGuard[str]:
@@ -121,19 +121,19 @@ class Reducer:
         args = self._args
         if args is not None and chunk.startswith(args[0]):
             prefix, block = args
-            start, end = len(prefix), len(chunk) - 2
-            quote = chunk.rfind(b'"', start, end)  # the fragment's closing quote
-            if (  # the two matches cover the rest of the line: no other line follows
-                quote < 0
-                or _ARGS_END.fullmatch(chunk, quote, end) is None
-                or _RAW.fullmatch(chunk, start, quote) is None
-            ):
+            rest = _ARGS_REST.fullmatch(chunk, len(prefix), len(chunk) - 2)
+            if rest is None:  # it covers the rest of the line: no other line follows
                 return False
-            raw = chunk[start:quote]
+            raw = rest[1]
             if not (raw.isascii() or valid_utf8(raw)):
                 return False
             limit = self._limits.max_argument_bytes
-            if not block.big and not block.fragments.add_raw(raw, limit):
+            fragments = block.fragments
+            run, size = fragments.run, fragments.size + len(raw)
+            if run is not None and size <= limit:  # Fragments.add_raw's usual case, inline
+                fragments.size = size
+                run += raw
+            elif not block.big and not fragments.add_raw(raw, limit):
                 block.add(unescape(raw), limit)  # near the limit: counted exactly
             return True
         return (

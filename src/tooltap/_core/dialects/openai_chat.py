@@ -49,12 +49,13 @@ DIALECT: Final = "openai.chat"
 INCOMPLETE_REASONS: Final = frozenset({"length", "content_filter"})
 _CHOICES: Final = b'"choices":['
 _DELTA_HEAD: Final = b'"choices":[{"index":0,"delta":{"tool_calls":[{"index":'
-#: What follows the fragment of an arguments delta (its first part is fixed).
-_ARGS_TAIL: Final = b'"}}]},"logprobs":null,"finish_reason":null}]'
-_ARGS_END: Final = re.compile(
-    rb'(?:,"usage":null)?(?:,"obfuscation":"' + PLAIN_STRING + rb'")?\}'
+#: The rest of an arguments delta after its learnt head: the fragment (group 1), still
+#: escaped, then what follows it (its first part is fixed). One match does it all: a
+#: fragment cannot hold the tail's unescaped quote, so the split is unique.
+_ARGS_REST: Final = re.compile(
+    b"(" + RAW_STRING + b")" + re.escape(b'"}}]},"logprobs":null,"finish_reason":null}]')
+    + rb'(?:,"usage":null)?(?:,"obfuscation":"' + PLAIN_STRING + rb'")?\}'
 )
-_RAW: Final = re.compile(RAW_STRING)
 _LEARN_TRIES: Final = 4
 
 
@@ -106,18 +107,18 @@ class Reducer:
         if args is None or not chunk.startswith(args[0]):
             return False
         prefix, call = args
-        start, end = len(prefix), len(chunk) - 2
-        tail = chunk.rfind(_ARGS_TAIL, start, end)
-        if (  # the two matches cover the rest of the line, so no other line can follow
-            tail < 0
-            or _ARGS_END.fullmatch(chunk, tail + len(_ARGS_TAIL), end) is None
-            or _RAW.fullmatch(chunk, start, tail) is None
-        ):
+        rest = _ARGS_REST.fullmatch(chunk, len(prefix), len(chunk) - 2)
+        if rest is None:  # it covers the rest of the line, so no other line can follow
             return False
-        raw = chunk[start:tail]
+        raw = rest[1]
         if not (raw.isascii() or valid_utf8(raw)):
             return False
-        if not call.oversized and not call.fragments.add_raw(raw, self._limit):
+        fragments = call.fragments
+        run, size = fragments.run, fragments.size + len(raw)
+        if run is not None and size <= self._limit:  # Fragments.add_raw's usual case, inline
+            fragments.size = size
+            run += raw
+        elif not call.oversized and not fragments.add_raw(raw, self._limit):
             call.add(unescape(raw), self._limit)  # near the limit: counted exactly
         return True
 

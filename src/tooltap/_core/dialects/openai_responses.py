@@ -121,7 +121,12 @@ class Reducer:
         call = self._items.get(item_id.decode("ascii"))
         if call is None or call.finished or not (raw.isascii() or valid_utf8(raw)):
             return False  # (every call is finished once the response is complete)
-        if not call.oversized and not call.fragments.add_raw(raw, self._limit):
+        fragments = call.fragments
+        run, size = fragments.run, fragments.size + len(raw)
+        if run is not None and size <= self._limit:  # Fragments.add_raw's usual case, inline
+            fragments.size = size
+            run += raw
+        elif not call.oversized and not fragments.add_raw(raw, self._limit):
             call.add(unescape(raw), self._limit)  # near the limit: counted exactly
         return True
 
