@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import argparse
 import gc
+import os
 import re
 import shutil
 import subprocess
@@ -72,7 +73,10 @@ def _child(name: str, mode: str, count: int, url: str) -> None:
 def _instructions(name: str, mode: str, count: int, url: str) -> int:
     argv = ["valgrind", "--tool=cachegrind", "--cache-sim=no", "--cachegrind-out-file=/dev/null"]
     argv += [sys.executable, "-m", "benchmarks._instructions", "--child", name, mode, str(count)]
-    run = subprocess.run(argv + [url], cwd=_ROOT, capture_output=True, text=True, check=True)
+    env = {**os.environ, "PYTHONHASHSEED": "0"}  # same hashing in every run
+    run = subprocess.run(
+        argv + [url], cwd=_ROOT, env=env, capture_output=True, text=True, check=True
+    )
     found = _REFS.search(run.stderr)
     if found is None:
         raise RuntimeError(f"no instruction count in valgrind's output: {run.stderr[-500:]}")
