@@ -16,10 +16,11 @@ from typing import Any
 import pytest
 from opentelemetry.trace import StatusCode
 from tt_support import Recorder, attrs, first_body, post, url
+from tt_support import turn as tt_turn
 
 import tooltap
-from tooltap import Parsed, Problem, RequestInfo, ToolCall, ToolResultRef
-from tooltap._telemetry.operation import Operation, get_telemetry
+from tooltap import Problem, ToolCall, ToolResultRef
+from tooltap._telemetry.operation import Operation
 from tooltap.simulator import Fault, Simulator
 
 SCHEMA = {"type": "object", "properties": {"key": {"type": "string"}}}
@@ -28,17 +29,9 @@ TOOLS: dict[str, Any] = {"lookup": SCHEMA}
 
 def turn(calls: tuple[ToolCall, ...] = (), problems: tuple[Problem, ...] = (),
          results: tuple[ToolResultRef, ...] = ()) -> Operation:  # fmt: skip
-    """One openai.chat request: results go out, calls and problems come back."""
-    tel = get_telemetry()
-    assert tel is not None
-    op = Operation(tel, dialect="openai.chat", request_model="m", server_address="h",
-                   server_port=1, stream=True, owner="transport")  # fmt: skip
-    request = RequestInfo("openai.chat", model="m", tools=TOOLS, tool_results=results)
-    op.begin_attempt(request, {})
-    op.record_parsed(Parsed("openai.chat", calls, problems=problems, finish_reason="tool_calls"),
-                     request)  # fmt: skip
-    op.end()
-    return op
+    """One openai.chat request declaring ``lookup`` with SCHEMA: results go out, calls and
+    problems come back."""
+    return tt_turn(calls, results, problems, tools=TOOLS)
 
 
 def good(call_id: str, index: int = 0) -> ToolCall:

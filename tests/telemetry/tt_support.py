@@ -242,17 +242,22 @@ TURN_TOOLS: dict[str, Any] = {"lookup": {"type": "object"}}
 
 def turn(
     calls: tuple[ToolCall, ...] = (),
-    results: tuple[str, ...] = (),
+    results: tuple[str | ToolResultRef, ...] = (),
     problems: tuple[Problem, ...] = (),
+    *,
+    tools: dict[str, Any] = TURN_TOOLS,
 ) -> Operation:
-    """One synthetic openai.chat request through an Operation: ``results`` go out as ok
-    results, ``calls`` (and ``problems``) come back."""
+    """One synthetic openai.chat request through an Operation: ``results`` go out (a call
+    id is an ok result of ``lookup``), ``calls`` (and ``problems``) come back."""
     tel = get_telemetry()
     assert tel is not None
     op = Operation(tel, dialect="openai.chat", request_model="m", server_address="h",
                    server_port=1, stream=False, owner="transport")  # fmt: skip
-    refs = tuple(ToolResultRef(r, "lookup", False, i) for i, r in enumerate(results))
-    request = RequestInfo("openai.chat", model="m", tools=TURN_TOOLS, tool_results=refs)
+    refs = tuple(
+        r if isinstance(r, ToolResultRef) else ToolResultRef(r, "lookup", False, i)
+        for i, r in enumerate(results)
+    )
+    request = RequestInfo("openai.chat", model="m", tools=tools, tool_results=refs)
     op.begin_attempt(request, {})
     op.record_parsed(Parsed("openai.chat", calls, problems=problems, finish_reason="tool_calls"),
                      request)  # fmt: skip
