@@ -19,7 +19,7 @@ from hypothesis import strategies as st
 
 from tests.corpus import load_cases
 from tooltap import Limits, StreamParser
-from tooltap._core._json import loads, loads_str, unescape
+from tooltap._core._json import _match_string, loads, loads_str, unescape
 
 Stream = Callable[..., bytes]
 
@@ -153,20 +153,39 @@ STREAMS: dict[str, Stream] = {
 
 
 class Counted:
-    """A parser whose fast path counts the blocks it handled."""
+    """A parser whose fast paths (the armed match and the reducer's ``fast``) count the
+    blocks they handled, each once: a matched block the parser declines (no open run
+    yet, or the limit near) goes on to ``fast``, which then does not count it again."""
 
     def __init__(self, dialect: str, limits: Limits | None = None) -> None:
         self.parser = StreamParser(dialect, limits=limits)
         self.hits = 0
-        fast = self.parser._fast
+        self.matched: bytes | None = None
+        fast, match = self.parser._fast, self.parser._match
         assert fast is not None
 
         def counting(block: bytes) -> bool:
             handled = fast(block)
-            self.hits += handled
+            self.hits += handled and block is not self.matched
             return handled
 
+        def matching(chunk: bytes, head: bytes, tail: bytes) -> bytes | None:
+            raw = match(chunk, head, tail)
+            if raw is not None:
+                self.hits += 1
+                self.matched = chunk
+            return raw
+
         self.parser._fast = counting
+        self.parser._match = matching
+
+
+def slow(dialect: str, limits: Limits | None = None) -> StreamParser:
+    """A parser with both fast paths off: every event decoded by the full path."""
+    parser = StreamParser(dialect, limits=limits)
+    parser._fast = None
+    parser._match = lambda chunk, head, tail: None
+    return parser
 
 
 def run(parser: StreamParser, chunks: list[bytes]) -> tuple[list[Any], Any]:
@@ -177,9 +196,7 @@ def compare(dialect: str, chunks: list[bytes], limits: Limits | None = None) -> 
     """Parse with and without the fast path; assert equal; return the fast path's hits."""
     counted = Counted(dialect, limits)
     fast = run(counted.parser, chunks)
-    reference = StreamParser(dialect, limits=limits)
-    reference._fast = None
-    assert fast == run(reference, chunks)
+    assert fast == run(slow(dialect, limits), chunks)
     return counted.hits
 
 
@@ -448,3 +465,23 @@ def test_loads_str_is_json_loads(text: str) -> None:
     assert _json_result(lambda _: loads_str(text), b"") == _json_result(
         lambda _: json.loads(text), b""
     )
+
+
+def test_the_python_match_gives_the_same_parse() -> None:
+    """Where the C speedup is not built, the armed path runs on ``_match_string``."""
+    text = json.dumps(ARGS, ensure_ascii=False)
+    calls = [("write", fragments(text, 4)), ("read", fragments('{"k": "v"}', 3))]
+    body = anthropic_stream(calls, False)
+    applied = []
+
+    def match(chunk: bytes, head: bytes, tail: bytes) -> bytes | None:
+        raw = _match_string(chunk, head, tail)
+        applied.append(raw is not None)
+        return raw
+
+    for chunks in (by_event(body), cut(body, list(range(5, len(body), 37)))):
+        parser = StreamParser("anthropic.messages")
+        parser._match = match
+        assert run(parser, chunks) == run(slow("anthropic.messages"), chunks)
+    deltas = sum(len(f) for _, f in calls)
+    assert sum(applied) >= deltas - len(calls)  # by event: all but each call's first delta

@@ -8,16 +8,27 @@ core works without it.
 
 ``RAW_STRING`` matches the body of a JSON string (between its quotes) that is valid on
 its own: the dialects' fast paths keep argument fragments in that escaped form and
-``unescape`` them once per call, instead of decoding every event.
+``unescape`` them once per call, instead of decoding every event. ``match_string`` finds
+such a body between a known head and tail, in C when ``_speedups`` is built.
 """
 
 from __future__ import annotations
 
+import functools
 import json
+import re
 from collections.abc import Callable
 from typing import Any, Final
 
-__all__ = ["PLAIN_STRING", "RAW_STRING", "loads", "loads_str", "unescape", "valid_utf8"]
+__all__ = [
+    "PLAIN_STRING",
+    "RAW_STRING",
+    "loads",
+    "loads_str",
+    "match_string",
+    "unescape",
+    "valid_utf8",
+]
 
 _jiter: Callable[..., Any] | None
 try:
@@ -70,3 +81,45 @@ def unescape(raw: bytes | bytearray) -> str:
     except (ValueError, RecursionError):  # not reachable for validated input; stay total
         return bytes(raw).decode("utf-8", "replace")
     return text
+
+
+def _match_string(chunk: bytes, head: bytes, tail: bytes) -> bytes | None:
+    """The body of the JSON string between ``head`` and ``tail`` when ``chunk`` is head +
+    body + tail, the body valid on its own (``RAW_STRING``, UTF-8) and ``tail`` starting
+    with its closing quote; spaces and tabs may pad the tail where JSON allows them
+    (outside its strings, before its first newline). Else None.
+
+    The pure Python version of ``_speedups.match_string``, used when that is not built.
+    """
+    if not (isinstance(head, bytes) and isinstance(tail, bytes)):
+        raise TypeError("match_string: head and tail must be bytes")
+    if not tail.startswith(b'"'):
+        raise ValueError("match_string: tail must start with the closing quote")
+    if type(chunk) is not bytes or not chunk.startswith(head):
+        return None
+    found = _template(tail).fullmatch(chunk, len(head))
+    if found is None or not valid_utf8(raw := found[1]):
+        return None
+    return raw
+
+
+@functools.lru_cache(maxsize=64)
+def _template(tail: bytes) -> re.Pattern[bytes]:
+    """A string body, then ``tail`` with the padding ``_match_string`` allows."""
+    parts = [b"(" + RAW_STRING + b")"]
+    in_string = newline = False
+    for index, byte in enumerate(tail):
+        if index and not in_string and not newline:
+            parts.append(rb"[ \t]*+")
+        parts.append(re.escape(bytes((byte,))))
+        if byte == ord('"') and index:
+            in_string = not in_string
+        elif byte == ord("\n"):
+            newline = True
+    return re.compile(b"".join(parts))
+
+
+try:
+    from ._speedups import match_string
+except ImportError:  # pragma: no cover - built wherever a C compiler is
+    match_string = _match_string

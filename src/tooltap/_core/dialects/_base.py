@@ -6,12 +6,24 @@ from typing import Any, Protocol
 
 from ..model import Limits, Parsed, ToolCall
 from ..sse import SSEEvent
+from ._fragments import Fragments
 
-__all__ = ["DialectModule", "Reducer"]
+#: What a reducer arms the stream parser with: the exact head and tail of an argument
+#: delta of the open call, and that call's fragments (see ``StreamParser.feed``).
+Armed = tuple[bytes, bytes, Fragments]
+
+__all__ = ["Armed", "DialectModule", "Reducer"]
 
 
 class Reducer(Protocol):
-    """Folds one response's SSE events into tool calls (one instance per response)."""
+    """Folds one response's SSE events into tool calls (one instance per response).
+
+    ``armed``: None, or the head and tail of a one-event argument delta of the open call
+    and its ``Fragments``: a chunk that is exactly head + valid string body + tail has
+    the same effect as appending that body to the fragments' open escaped run.
+    """
+
+    armed: Armed | None
 
     def __init__(self, limits: Limits) -> None: ...
 

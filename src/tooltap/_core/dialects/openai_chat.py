@@ -32,6 +32,7 @@ from typing import Any, Final
 from .._json import PLAIN_STRING, RAW_STRING, loads, unescape, valid_utf8
 from ..model import Limits, Parsed, Problem, ToolCall, Usage
 from ..sse import SSEEvent
+from ._base import Armed
 from ._openai import (
     NOT_JSON,
     Collector,
@@ -88,6 +89,8 @@ class _Choice:
 
 class Reducer:
     """Folds one Chat Completions stream; calls are emitted as soon as they finish."""
+
+    armed: Armed | None = None  # this dialect does not arm the stream parser
 
     def __init__(self, limits: Limits) -> None:
         self._out = Collector(limits, DIALECT)

@@ -31,6 +31,7 @@ from typing import Any, Final
 from .._json import PLAIN_STRING, RAW_STRING, unescape, valid_utf8
 from ..model import Limits, Parsed, Problem, ToolCall, Usage
 from ..sse import SSEEvent
+from ._base import Armed
 from ._openai import (
     NOT_JSON,
     Collector,
@@ -77,6 +78,8 @@ _CALL_EVENTS: Final = frozenset(
 
 class Reducer:
     """Folds one Responses stream; calls are emitted when their item is done."""
+
+    armed: Armed | None = None  # this dialect does not arm the stream parser
 
     def __init__(self, limits: Limits) -> None:
         self._out = Collector(limits, DIALECT)
