@@ -60,6 +60,7 @@ def test_chat_tools_choice_and_results() -> None:
         ("c9", None, False),
     ]
     assert [r.index for r in info.tool_results] == [0, 1, 2]
+    assert [r.in_history for r in info.tool_results] == [True, True, False]  # c9: no such call
     assert info.problems == () and info.invalid_tool_names == ()
 
 
@@ -162,6 +163,7 @@ def test_responses_tools_and_outputs() -> None:
         ("call_b", None, True),
         ("call_c", None, True),
     ]
+    assert [r.in_history for r in info.tool_results] == [True, False, False]
     assert parse_request({"input": "just text"}, "openai.responses").tool_results == ()
 
 
@@ -225,6 +227,7 @@ def test_anthropic_tools_choice_and_results() -> None:
     assert "web_search" not in info.tools  # a server tool: the provider runs it
     assert info.tool_choice == "tool:get_weather"
     assert _results(info) == [("toolu_1", "get_weather", False), ("toolu_2", "bash", True)]
+    assert all(r.in_history for r in info.tool_results)
 
 
 @pytest.mark.parametrize(
@@ -371,6 +374,7 @@ def test_google_results_correlate_by_id_else_by_position() -> None:
         {"key": "weight"},
         None,  # a third "lookup" result: no third call to answer
     ]
+    assert [r.in_history for r in info.tool_results] == [True, True, True, False]
 
 
 def test_google_results_use_the_latest_model_turn() -> None:
@@ -671,5 +675,6 @@ def test_google_sdk_body(capture: tuple[str, list[bytes]]) -> None:
     }
     assert info.tools["raw"] == SCHEMA
     assert info.tool_choice == "tool:get_w"
-    assert info.tool_results == (ToolResultRef(None, "get_w", True, 0, call_args={"city": "Oslo"}),)
+    answered = ToolResultRef(None, "get_w", True, 0, call_args={"city": "Oslo"}, in_history=True)
+    assert info.tool_results == (answered,)
     assert info.problems == ()

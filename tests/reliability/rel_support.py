@@ -401,8 +401,10 @@ class Lean:
         self.tracer_provider.add_span_processor(SimpleSpanProcessor(self.spans))
         self.meter_provider = MeterProvider(metric_readers=[self.reader])
 
-    def instrument(self) -> None:
-        tooltap.instrument(tracer_provider=self.tracer_provider, meter_provider=self.meter_provider)
+    def instrument(self, **options: Any) -> None:
+        tooltap.instrument(
+            tracer_provider=self.tracer_provider, meter_provider=self.meter_provider, **options
+        )
 
     def shutdown(self) -> None:
         tooltap.uninstrument()

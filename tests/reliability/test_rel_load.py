@@ -13,8 +13,8 @@ The simulator runs in its own process (its threads and memory are not measured).
   HTTP client: after a warm-up, memory does not grow with the number of turns.
 
 The only per-call state that outlives a call is the lifecycle's bounded LRU memories of
-call ids (``callids.MEMORY_CAP``, 10,000 by default): the tests lower the bound so that
-the warm-up fills them, and check that it holds.
+call ids (the ``call_id_memory`` option, 1,024 by default): the tests lower the bound so
+that the warm-up fills them, and check that it holds.
 """
 
 from __future__ import annotations
@@ -55,6 +55,15 @@ LEFT_BEHIND = 256 * 1024
 #: The lifecycle's call-id memories, lowered so that the warm-up fills them (see above).
 MEMORY_CAP = 16
 Calls = dict[str | None, list[tuple[Any, str, Any]]]
+
+
+def _cap_memories(cap: int) -> None:
+    """Lower the instrumented lifecycle's call-id memories to ``cap`` ids each."""
+    tel = get_telemetry()
+    assert tel is not None
+    for memory in vars(tel.lifecycle).values():
+        if isinstance(memory, callids.Bounded):
+            memory.cap = cap
 
 
 @pytest.fixture(scope="module")
@@ -129,9 +138,9 @@ def _thread_round(url: str, per_thread: int) -> list[tuple[str | None, list[Any]
 
 @pytest.mark.long
 async def test_concurrent_async_streams(
-    remote: SimProcess, tap: Capture, monkeypatch: pytest.MonkeyPatch
+    remote: SimProcess, tap: Capture
 ) -> None:
-    monkeypatch.setattr(callids, "MEMORY_CAP", MEMORY_CAP)
+    _cap_memories(MEMORY_CAP)
     warm = await _async_round(remote.url, 2 * len(DIALECTS))  # lazy imports, first-use caches
     tooltap.flush()
     _verify(tap, warm)
@@ -149,9 +158,9 @@ async def test_concurrent_async_streams(
 
 @pytest.mark.long
 def test_threads_of_sync_streams(
-    remote: SimProcess, tap: Capture, monkeypatch: pytest.MonkeyPatch
+    remote: SimProcess, tap: Capture
 ) -> None:
-    monkeypatch.setattr(callids, "MEMORY_CAP", MEMORY_CAP)
+    _cap_memories(MEMORY_CAP)
     warm = _thread_round(remote.url, 1)
     tooltap.flush()
     _verify(tap, warm)
@@ -168,10 +177,9 @@ def test_threads_of_sync_streams(
 
 
 @pytest.mark.long
-def test_no_growth_per_turn(remote: SimProcess, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(callids, "MEMORY_CAP", 64)
+def test_no_growth_per_turn(remote: SimProcess) -> None:
     lean = Lean()
-    lean.instrument()
+    lean.instrument(call_id_memory=64)
     try:
         with httpx2.Client(timeout=30) as client:
             turns = itertools.cycle(DIALECTS)

@@ -14,7 +14,6 @@ from tt_support import Recorder, attrs, turn
 
 import tooltap
 from tooltap import Problem, ToolCall
-from tooltap._telemetry import callids
 from tooltap._telemetry import semconv as sc
 from tooltap._telemetry.execution import find_execution, tool_execution
 from tooltap._telemetry.operation import get_telemetry
@@ -180,8 +179,8 @@ def test_a_re_sent_broken_call_is_counted_once(rec: Recorder) -> None:
     assert len(rec.tools()) == 1
 
 
-def test_replay_memory_is_bounded(rec: Recorder, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(callids, "MEMORY_CAP", 3)
+def test_replay_memory_is_bounded(recorder: Recorder) -> None:
+    recorder.instrument(call_id_memory=3)
     tel = get_telemetry()
     assert tel is not None
     for i in range(6):

@@ -43,8 +43,8 @@ def turn(calls: list[ToolCall] = (), results: tuple[ToolResultRef, ...] = (),  #
 
 
 def ok(call_id: str | None, name: str = "lookup", *, is_error: bool = False, index: int = 0,
-       args: dict[str, Any] | None = None) -> ToolResultRef:  # fmt: skip
-    return ToolResultRef(call_id, name, is_error, index, call_args=args)
+       args: dict[str, Any] | None = None, in_history: bool = False) -> ToolResultRef:  # fmt: skip
+    return ToolResultRef(call_id, name, is_error, index, call_args=args, in_history=in_history)
 
 
 def by_id(rec: Recorder) -> dict[Any, dict[str, Any]]:
@@ -81,6 +81,21 @@ def test_history_replay_is_not_a_duplicate_but_a_second_result_is(rec: Recorder)
     assert [e.outcome for e in rec.of(tooltap.ToolResultSent)] == ["ok", "ok", "duplicate"]
     turn(results=(ok("a"), ok("c"), ok("c", index=2)))  # replayed again: not counted again
     assert rec.total("tooltap.tool_results") == 3
+
+
+def test_a_forgotten_id_re_sent_with_its_call_is_not_unknown(recorder: Recorder) -> None:
+    """Memory is bounded (``call_id_memory``): once an answered id is forgotten, its result
+    re-sent with the history is told apart by the call the request also carries."""
+    recorder.instrument(call_id_memory=2)
+    history: list[ToolResultRef] = []
+    for n in range(5):
+        turn([call(f"c{n}")])
+        history.append(ok(f"c{n}", index=n, in_history=True))
+        turn(results=tuple(history))  # the whole history, every turn
+    assert recorder.total("tooltap.tool_results", tooltap__result="ok") == 5
+    assert recorder.total("tooltap.tool_results") == 5  # no unknown_call, no duplicate
+    turn(results=(ok("c0", in_history=False),))  # forgotten, and its call is not in the request
+    assert recorder.total("tooltap.tool_results", tooltap__result="unknown_call") == 1
 
 
 def test_unknown_call_is_counted_once(rec: Recorder) -> None:

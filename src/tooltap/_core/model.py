@@ -122,6 +122,9 @@ class ToolResultRef:
     #: Google results without an id: the args of the call answered (same position
     #: in the preceding model turn), so id-less calls still correlate.
     call_args: dict[str, Any] | None = field(default=None, hash=False)
+    #: The request also carries the call this result answers (an earlier turn of its
+    #: history): a result re-sent with the history, even once its id is forgotten.
+    in_history: bool = False
 
 
 @dataclass(frozen=True, slots=True)

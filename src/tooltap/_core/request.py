@@ -117,7 +117,9 @@ class _Reader:
         else:
             self.tools[name] = dict(schema or {})
 
-    def result(self, call_id: Any, name: Any, is_error: bool, args: Any = None) -> None:
+    def result(
+        self, call_id: Any, name: Any, is_error: bool, args: Any = None, *, in_history: bool
+    ) -> None:
         self.results.append(
             ToolResultRef(
                 call_id=call_id if isinstance(call_id, str) else None,
@@ -125,6 +127,7 @@ class _Reader:
                 is_error=is_error,
                 index=len(self.results),
                 call_args=dict(args) if isinstance(args, Mapping) else None,
+                in_history=in_history,
             )
         )
 
@@ -189,11 +192,12 @@ def _chat(r: _Reader, body: Mapping[str, Any]) -> None:
                 names[str(tc.get("id"))] = spec.get("name") if isinstance(spec, Mapping) else None
         elif role == "tool":
             cid = msg.get("tool_call_id")
-            r.result(
-                cid, names.get(str(cid), msg.get("name")), _result_is_error(msg.get("content"))
-            )
+            name = names.get(str(cid), msg.get("name"))
+            error = _result_is_error(msg.get("content"))
+            r.result(cid, name, error, in_history=_known(cid, names))
         elif role == "function":  # legacy function-calling result
-            r.result(None, msg.get("name"), _result_is_error(msg.get("content")))
+            name = msg.get("name")
+            r.result(None, name, _result_is_error(msg.get("content")), in_history=False)
 
 
 def _openai_choice(choice: Any) -> str | None:
@@ -240,7 +244,8 @@ def _responses(r: _Reader, body: Mapping[str, Any]) -> None:
             names[str(item.get("call_id"))] = item.get("name")
         elif kind in ("function_call_output", "custom_tool_call_output"):
             cid = item.get("call_id")
-            r.result(cid, names.get(str(cid)), _result_is_error(item.get("output")))
+            error = _result_is_error(item.get("output"))
+            r.result(cid, names.get(str(cid)), error, in_history=_known(cid, names))
 
 
 # --- Anthropic Messages ------------------------------------------------------------
@@ -272,7 +277,8 @@ def _anthropic(r: _Reader, body: Mapping[str, Any]) -> None:
                 names[str(block.get("id"))] = block.get("name")
             elif block.get("type") == "tool_result" and msg.get("role") == "user":
                 cid = block.get("tool_use_id")
-                r.result(cid, names.get(str(cid)), block.get("is_error") is True)
+                error = block.get("is_error") is True
+                r.result(cid, names.get(str(cid)), error, in_history=_known(cid, names))
 
 
 # --- Google GenAI ------------------------------------------------------------------
@@ -318,17 +324,26 @@ def _google(r: _Reader, body: Mapping[str, Any]) -> None:
             seen[str(name)] = k + 1
             payload = resp.get("response")
             is_error = isinstance(payload, Mapping) and "error" in payload
-            r.result(cid, name, is_error, _google_call_args(model_calls, name, cid, k))
+            answered = _google_call(model_calls, name, cid, k)
+            args = answered.get("args") if answered is not None else None
+            r.result(cid, name, is_error, args, in_history=answered is not None)
 
 
-def _google_call_args(calls: list[Mapping[str, Any]], name: Any, call_id: Any, k: int) -> Any:
-    """Args of the call a result answers: same id, else the k-th call with the same name."""
+def _google_call(
+    calls: list[Mapping[str, Any]], name: Any, call_id: Any, k: int
+) -> Mapping[str, Any] | None:
+    """The call a result answers: same id, else the k-th call with the same name."""
     if call_id is not None:
         for call in calls:
             if call.get("id") == call_id:
-                return call.get("args")
+                return call
     same = [c for c in calls if c.get("name") == name]
-    return same[k].get("args") if k < len(same) else None
+    return same[k] if k < len(same) else None
+
+
+def _known(call_id: Any, names: Mapping[str, Any]) -> bool:
+    """Whether the request's history holds the call with this id."""
+    return isinstance(call_id, str) and call_id in names
 
 
 def _openapi_to_json_schema(schema: Mapping[str, Any]) -> dict[str, Any]:

@@ -10,27 +10,28 @@ from __future__ import annotations
 import json
 from collections import OrderedDict
 from collections.abc import Mapping
-from typing import Any, Final, TypeVar
+from typing import Any, TypeVar
 
 from .._core.model import Problem, ToolCall
 
-__all__ = ["MEMORY_CAP", "Bounded", "canonical", "fingerprint"]
-
-#: How many call ids each memory keeps (the least recently used are forgotten first).
-MEMORY_CAP: Final = 10_000
+__all__ = ["Bounded", "canonical", "fingerprint"]
 
 _K = TypeVar("_K")
 _V = TypeVar("_V")
 
 
 class Bounded(OrderedDict[_K, _V]):
-    """A memory of keys that forgets the least recently put past ``MEMORY_CAP``."""
+    """A memory of keys that forgets the least recently put past ``cap`` keys."""
+
+    def __init__(self, cap: int) -> None:
+        super().__init__()
+        self.cap = cap
 
     def put(self, key: _K, value: _V) -> None:
         """Set ``key`` as the most recent one; forget the oldest past the cap."""
         self[key] = value
         self.move_to_end(key)
-        while len(self) > MEMORY_CAP:
+        while len(self) > self.cap:
             self.popitem(last=False)
 
 

@@ -1,4 +1,4 @@
-"""Instrumentation options: content capture mode, orphan timeout, cardinality caps, limits."""
+"""Instrumentation options: content capture mode, orphan timeout, caps, limits."""
 
 from __future__ import annotations
 
@@ -46,6 +46,8 @@ class Config:
     orphan_timeout: float = 600.0
     tool_name_cap: int = 100
     max_open_calls: int = 10_000
+    #: Call ids each lifecycle memory keeps (replays, answered and truncated ids).
+    call_id_memory: int = 1024
     limits: Limits = field(default_factory=Limits)
 
     @property
@@ -76,6 +78,7 @@ class Config:
             orphan_timeout=_number(options, "orphan_timeout", default.orphan_timeout),
             tool_name_cap=int(_number(options, "tool_name_cap", default.tool_name_cap)),
             max_open_calls=int(_number(options, "max_open_calls", default.max_open_calls)),
+            call_id_memory=int(_number(options, "call_id_memory", default.call_id_memory)),
             limits=_limits(options.get("limits")),
         )
 

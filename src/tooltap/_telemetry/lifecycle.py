@@ -13,7 +13,11 @@ results beyond that count are new. The first new one ends the span; any more are
 duplicates (a repeated side effect). Google calls without ids are keyed by
 ``(name, canonical JSON of args)`` and matched FIFO, then by name and order.
 Memory is bounded: at most ``max_open_calls`` open spans (the oldest is orphaned
-first) and a bounded memory of answered ids.
+first) and ``call_id_memory`` ids per memory (received, answered, truncated), the least
+recently seen forgotten first. A forgotten answered id costs nothing when its result is
+re-sent with the history: the request also carries the call it answers
+(``ToolResultRef.in_history``), so the result is a re-send, not an ``unknown_call``;
+only a result whose call is neither open, remembered nor in the request is unknown.
 
 Broken calls keep their call-id lifecycle. A call whose arguments arrived whole but
 unusable (``invalid_json``, ``unexpected_shape``, ``oversized_arguments``, with an id)
@@ -88,10 +92,11 @@ class Lifecycle:
         self._open: OrderedDict[int, OpenCall] = OrderedDict()  # by id(entry), oldest first
         self._by_id: dict[str, OpenCall] = {}
         self._by_key: dict[Key, deque[OpenCall]] = {}
-        self._answered: Bounded[str | Key, int] = Bounded()  # results seen per call
-        self._truncated: Bounded[str, str] = Bounded()  # truncated call id -> provider
+        cap = tel.config.call_id_memory
+        self._answered: Bounded[str | Key, int] = Bounded(cap)  # results seen per call
+        self._truncated: Bounded[str, str] = Bounded(cap)  # truncated call id -> provider
         # call id -> (fingerprint of name and args, its span's context if listeners want it)
-        self._received: Bounded[str, tuple[int, SpanContext | None]] = Bounded()
+        self._received: Bounded[str, tuple[int, SpanContext | None]] = Bounded(cap)
 
     def __len__(self) -> int:
         return len(self._open)
@@ -266,6 +271,8 @@ class Lifecycle:
                     elif cut is not None:  # a truncated call's id: answered, never a call
                         result = sc.RESULT_ERROR if ref.is_error else sc.RESULT_OK
                         extra.append((ref, result, cut))
+                    elif not known and ref.in_history:
+                        pass  # history re-sent: a call answered before the memory kept it
                     else:
                         result = sc.RESULT_DUPLICATE if known else sc.RESULT_UNKNOWN_CALL
                         extra.append((ref, result, provider))
