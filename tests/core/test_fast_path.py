@@ -19,9 +19,10 @@ from hypothesis import strategies as st
 
 from tests.corpus import load_cases
 from tooltap import Limits, StreamParser
-from tooltap._core._json import _match_string, loads, loads_str, unescape
+from tooltap._core._json import _match_run, loads, loads_str, unescape
 
 Stream = Callable[..., bytes]
+Run = tuple[bytes, int]
 
 
 def _dumps(value: Any, ascii_only: bool) -> str:
@@ -153,28 +154,28 @@ STREAMS: dict[str, Stream] = {
 
 
 class Counted:
-    """A parser whose fast paths (the armed match and the reducer's ``fast``) count the
-    blocks they handled, each once: a matched block the parser declines (no open run
-    yet, or the limit near) goes on to ``fast``, which then does not count it again."""
+    """A parser whose fast paths (armed runs and the reducer's ``fast``) count the events
+    they handled, each once: matched events the parser declines (no open run yet, or the
+    limit near) go on to ``fast``, which then does not count them again."""
 
     def __init__(self, dialect: str, limits: Limits | None = None) -> None:
         self.parser = StreamParser(dialect, limits=limits)
         self.hits = 0
-        self.matched: bytes | None = None
+        self.matched: set[bytes] = set()
         fast, match = self.parser._fast, self.parser._match
         assert fast is not None
 
         def counting(block: bytes) -> bool:
             handled = fast(block)
-            self.hits += handled and block is not self.matched
+            self.hits += handled and block not in self.matched
             return handled
 
-        def matching(chunk: bytes, head: bytes, tail: bytes) -> bytes | None:
-            raw = match(chunk, head, tail)
-            if raw is not None:
-                self.hits += 1
-                self.matched = chunk
-            return raw
+        def matching(chunk: bytes, pos: int, head: bytes, tail: bytes, cap: int) -> Run:
+            raw, end = match(chunk, pos, head, tail, cap)
+            events = [e + b"\n\n" for e in chunk[pos:end].split(b"\n\n")[:-1]]
+            self.hits += len(events)
+            self.matched.update(events)
+            return raw, end
 
         self.parser._fast = counting
         self.parser._match = matching
@@ -184,7 +185,7 @@ def slow(dialect: str, limits: Limits | None = None) -> StreamParser:
     """A parser with both fast paths off: every event decoded by the full path."""
     parser = StreamParser(dialect, limits=limits)
     parser._fast = None
-    parser._match = lambda chunk, head, tail: None
+    parser._match = lambda chunk, pos, head, tail, cap: (b"", pos)
     return parser
 
 
@@ -468,20 +469,31 @@ def test_loads_str_is_json_loads(text: str) -> None:
 
 
 def test_the_python_match_gives_the_same_parse() -> None:
-    """Where the C speedup is not built, the armed path runs on ``_match_string``."""
+    """Where the C speedup is not built, armed runs are taken by ``_match_run``."""
     text = json.dumps(ARGS, ensure_ascii=False)
     calls = [("write", fragments(text, 4)), ("read", fragments('{"k": "v"}', 3))]
     body = anthropic_stream(calls, False)
-    applied = []
+    taken = []
 
-    def match(chunk: bytes, head: bytes, tail: bytes) -> bytes | None:
-        raw = _match_string(chunk, head, tail)
-        applied.append(raw is not None)
-        return raw
+    def match(chunk: bytes, pos: int, head: bytes, tail: bytes, cap: int) -> Run:
+        raw, end = _match_run(chunk, pos, head, tail, cap)
+        taken.append(chunk[pos:end].count(b"\n\n"))
+        return raw, end
 
-    for chunks in (by_event(body), cut(body, list(range(5, len(body), 37)))):
+    events = by_event(body)
+    coalesced = [events[0], b"".join(events[1:])]  # one read holding the rest of the stream
+    deltas = sum(len(f) for _, f in calls)
+    ways = {
+        "by event": events,
+        "coalesced": coalesced,
+        "cut": cut(body, list(range(5, len(body), 37))),
+    }
+    counts = {}
+    for way, chunks in ways.items():
+        taken.clear()
         parser = StreamParser("anthropic.messages")
         parser._match = match
         assert run(parser, chunks) == run(slow("anthropic.messages"), chunks)
-    deltas = sum(len(f) for _, f in calls)
-    assert sum(applied) >= deltas - len(calls)  # by event: all but each call's first delta
+        counts[way] = list(taken)
+    assert sum(counts["by event"]) >= deltas - len(calls)  # all but each call's first
+    assert max(counts["coalesced"]) >= deltas // 2  # a call's deltas taken in one step

@@ -8,8 +8,9 @@ core works without it.
 
 ``RAW_STRING`` matches the body of a JSON string (between its quotes) that is valid on
 its own: the dialects' fast paths keep argument fragments in that escaped form and
-``unescape`` them once per call, instead of decoding every event. ``match_string`` finds
-such a body between a known head and tail, in C when ``_speedups`` is built.
+``unescape`` them once per call, instead of decoding every event. ``match_run`` finds
+such bodies between a known head and tail, event after event, in C when ``_speedups``
+is built.
 """
 
 from __future__ import annotations
@@ -25,7 +26,7 @@ __all__ = [
     "RAW_STRING",
     "loads",
     "loads_str",
-    "match_string",
+    "match_run",
     "unescape",
     "valid_utf8",
 ]
@@ -83,29 +84,37 @@ def unescape(raw: bytes | bytearray) -> str:
     return text
 
 
-def _match_string(chunk: bytes, head: bytes, tail: bytes) -> bytes | None:
-    """The body of the JSON string between ``head`` and ``tail`` when ``chunk`` is head +
-    body + tail, the body valid on its own (``RAW_STRING``, UTF-8) and ``tail`` starting
-    with its closing quote; spaces and tabs may pad the tail where JSON allows them
-    (outside its strings, before its first newline). Else None.
+def _match_run(chunk: bytes, pos: int, head: bytes, tail: bytes, cap: int) -> tuple[bytes, int]:
+    """The bodies of the whole events of ``chunk`` from ``pos`` that are each head + the
+    body of a JSON string valid on its own (``RAW_STRING``, UTF-8) + ``tail`` (starting
+    with the closing quote; spaces and tabs may pad it where JSON allows them: outside
+    its strings, before its first newline) and at most ``cap`` bytes, joined; and the
+    offset after the last of them. An event ends at the first blank line.
 
-    The pure Python version of ``_speedups.match_string``, used when that is not built.
+    The pure Python version of ``_speedups.match_run``, used when that is not built.
     """
     if not (isinstance(head, bytes) and isinstance(tail, bytes)):
-        raise TypeError("match_string: head and tail must be bytes")
+        raise TypeError("match_run: head and tail must be bytes")
     if not tail.startswith(b'"'):
-        raise ValueError("match_string: tail must start with the closing quote")
-    if type(chunk) is not bytes or not chunk.startswith(head):
-        return None
-    found = _template(tail).fullmatch(chunk, len(head))
-    if found is None or not valid_utf8(raw := found[1]):
-        return None
-    return raw
+        raise ValueError("match_run: tail must start with the closing quote")
+    if type(chunk) is not bytes or pos < 0:
+        return b"", pos
+    template, bodies = _template(tail), []
+    while pos < len(chunk):
+        stop = chunk.find(b"\n\n", pos) + 2
+        if stop < 2 or stop - pos > cap or not chunk.startswith(head, pos, stop):
+            break
+        found = template.fullmatch(chunk, pos + len(head), stop)
+        if found is None or not valid_utf8(raw := found[1]):
+            break
+        bodies.append(raw)
+        pos = stop
+    return b"".join(bodies), pos
 
 
 @functools.lru_cache(maxsize=64)
 def _template(tail: bytes) -> re.Pattern[bytes]:
-    """A string body, then ``tail`` with the padding ``_match_string`` allows."""
+    """A string body, then ``tail`` with the padding ``_match_run`` allows."""
     parts = [b"(" + RAW_STRING + b")"]
     in_string = newline = False
     for index, byte in enumerate(tail):
@@ -120,6 +129,6 @@ def _template(tail: bytes) -> re.Pattern[bytes]:
 
 
 try:
-    from ._speedups import match_string
+    from ._speedups import match_run
 except ImportError:  # pragma: no cover - built wherever a C compiler is
-    match_string = _match_string
+    match_run = _match_run

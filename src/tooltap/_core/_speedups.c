@@ -1,14 +1,17 @@
-/* tooltap._core._speedups: the stream hot path's one byte-level check, in C.
+/* tooltap._core._speedups: the stream hot path's one byte-level step, in C.
  *
- * match_string(chunk, head, tail) -> bytes | None
+ * match_run(chunk, pos, head, tail, cap) -> (bytes, int)
  *
- * ``chunk`` is ``head`` (exactly), then the body of a JSON string that is valid on its
- * own (no unescaped quote, no control character, only valid escapes, valid UTF-8) up to
- * its closing quote, then ``tail``, which starts with that quote. Between the tail's bytes
- * the chunk may hold spaces and tabs (JSON whitespace, as providers pad their events),
- * except inside the tail's strings and after its first newline. Returns the body, or
- * None. ``_json._match_string`` is the same function in Python (a regex), used when this
- * module is not built; tests check that the two agree.
+ * Walks the whole SSE events of ``chunk`` from offset ``pos`` (an event ends at the first
+ * blank line, ``\n\n``) while each one is at most ``cap`` bytes and is ``head`` (exactly),
+ * then the body of a JSON string valid on its own (no unescaped quote, no control
+ * character, only valid escapes, valid UTF-8) up to its closing quote, then ``tail``,
+ * which starts with that quote. Between the tail's bytes an event may hold spaces and
+ * tabs (JSON whitespace, as providers pad their events), except inside the tail's strings
+ * and after its first newline. Returns the bodies of those events joined, and the offset
+ * after the last one (``pos`` when the first event does not match).
+ * ``_json._match_run`` is the same function in Python, used when this module is not
+ * built; tests check that the two agree.
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
@@ -86,60 +89,132 @@ tail_matches(const unsigned char *r, Py_ssize_t n, const unsigned char *tail, Py
     return i == n;
 }
 
-static PyObject *
-match_string(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
+/* The offset just after the first "\n\n" in c[pos:n], or -1. */
+static Py_ssize_t
+blank_line(const unsigned char *c, Py_ssize_t pos, Py_ssize_t n)
 {
-    if (nargs != 3) {
-        PyErr_SetString(PyExc_TypeError, "match_string(chunk, head, tail) takes 3 arguments");
-        return NULL;
+    while (pos < n - 1) {
+        const unsigned char *nl = memchr(c + pos, '\n', (size_t)(n - 1 - pos));
+        if (nl == NULL) {
+            return -1;
+        }
+        pos = nl - c;
+        if (c[pos + 1] == '\n') {
+            return pos + 2;
+        }
+        pos++;
     }
-    PyObject *chunk = args[0], *head = args[1], *tail = args[2];
-    if (!PyBytes_Check(head) || !PyBytes_Check(tail)) {
-        PyErr_SetString(PyExc_TypeError, "match_string: head and tail must be bytes");
-        return NULL;
-    }
-    if (PyBytes_GET_SIZE(tail) == 0 || PyBytes_AS_STRING(tail)[0] != '"') {
-        PyErr_SetString(PyExc_ValueError, "match_string: tail must start with the closing quote");
-        return NULL;
-    }
-    if (!PyBytes_CheckExact(chunk)) {
-        Py_RETURN_NONE;
-    }
-    const unsigned char *c = (const unsigned char *)PyBytes_AS_STRING(chunk);
-    Py_ssize_t n = PyBytes_GET_SIZE(chunk), h = PyBytes_GET_SIZE(head);
-    if (n < h || memcmp(c, PyBytes_AS_STRING(head), h) != 0) {
-        Py_RETURN_NONE;
+    return -1;
+}
+
+/* The length of the body when ev[0:n] is head + string body + tail, else -1. */
+static Py_ssize_t
+match_event(const unsigned char *ev, Py_ssize_t n, const char *head, Py_ssize_t h,
+            const unsigned char *tail, Py_ssize_t t)
+{
+    if (n < h || memcmp(ev, head, h) != 0) {
+        return -1;
     }
     int high = 0;
-    Py_ssize_t size = string_body(c + h, n - h, &high);
-    if (size < 0
-        || !tail_matches(c + h + size, n - h - size, (const unsigned char *)PyBytes_AS_STRING(tail),
-                         PyBytes_GET_SIZE(tail))) {
-        Py_RETURN_NONE;
+    Py_ssize_t size = string_body(ev + h, n - h, &high);
+    if (size < 0 || !tail_matches(ev + h + size, n - h - size, tail, t)) {
+        return -1;
     }
-    const char *body = (const char *)c + h;
-    if (high) {  /* the codec's own strict check: the same verdict as bytes.decode() */
-        PyObject *text = PyUnicode_DecodeUTF8(body, size, "strict");
+    if (high) { /* the codec's own strict check: the same verdict as bytes.decode() */
+        PyObject *text = PyUnicode_DecodeUTF8((const char *)ev + h, size, "strict");
         if (text == NULL) {
-            if (!PyErr_ExceptionMatches(PyExc_UnicodeDecodeError)) {
-                return NULL;
-            }
             PyErr_Clear();
-            Py_RETURN_NONE;
+            return -1;
         }
         Py_DECREF(text);
     }
-    return PyBytes_FromStringAndSize(body, size);
+    return size;
+}
+
+static PyObject *
+match_run(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
+{
+    if (nargs != 5) {
+        PyErr_SetString(PyExc_TypeError, "match_run(chunk, pos, head, tail, cap) takes 5 arguments");
+        return NULL;
+    }
+    PyObject *chunk = args[0], *head = args[2], *tail = args[3];
+    Py_ssize_t pos = PyLong_AsSsize_t(args[1]), cap = PyLong_AsSsize_t(args[4]);
+    if ((pos == -1 || cap == -1) && PyErr_Occurred()) {
+        return NULL;
+    }
+    if (!PyBytes_Check(head) || !PyBytes_Check(tail)) {
+        PyErr_SetString(PyExc_TypeError, "match_run: head and tail must be bytes");
+        return NULL;
+    }
+    if (PyBytes_GET_SIZE(tail) == 0 || PyBytes_AS_STRING(tail)[0] != '"') {
+        PyErr_SetString(PyExc_ValueError, "match_run: tail must start with the closing quote");
+        return NULL;
+    }
+    if (!PyBytes_CheckExact(chunk) || pos < 0) {
+        return Py_BuildValue("(yn)", "", pos);
+    }
+    const unsigned char *c = (const unsigned char *)PyBytes_AS_STRING(chunk);
+    Py_ssize_t n = PyBytes_GET_SIZE(chunk), h = PyBytes_GET_SIZE(head), t = PyBytes_GET_SIZE(tail);
+    const char *hd = PyBytes_AS_STRING(head);
+    const unsigned char *tl = (const unsigned char *)PyBytes_AS_STRING(tail);
+    Py_ssize_t total = 0, count = 0, room = 0;
+    Py_ssize_t *spans = NULL; /* (offset, length) of each body */
+    while (pos < n) {
+        Py_ssize_t stop = blank_line(c, pos, n);
+        if (stop < 0) {
+            break;
+        }
+        if (stop - pos > cap) {
+            break;
+        }
+        Py_ssize_t size = match_event(c + pos, stop - pos, hd, h, tl, t);
+        if (size < 0) {
+            break;
+        }
+        if (count == room) {
+            room = room ? 2 * room : 16;
+            Py_ssize_t *grown = PyMem_Realloc(spans, (size_t)room * 2 * sizeof(Py_ssize_t));
+            if (grown == NULL) {
+                PyMem_Free(spans);
+                return PyErr_NoMemory();
+            }
+            spans = grown;
+        }
+        spans[2 * count] = pos + h;
+        spans[2 * count + 1] = size;
+        count++;
+        total += size;
+        pos = stop;
+    }
+    PyObject *joined;
+    if (count == 1) {
+        joined = PyBytes_FromStringAndSize((const char *)c + spans[0], spans[1]);
+    } else {
+        joined = PyBytes_FromStringAndSize(NULL, total);
+        if (joined != NULL) {
+            char *out = PyBytes_AS_STRING(joined);
+            for (Py_ssize_t i = 0; i < count; i++) {
+                memcpy(out, c + spans[2 * i], (size_t)spans[2 * i + 1]);
+                out += spans[2 * i + 1];
+            }
+        }
+    }
+    PyMem_Free(spans);
+    if (joined == NULL) {
+        return NULL;
+    }
+    return Py_BuildValue("(Nn)", joined, pos);
 }
 
 static PyMethodDef methods[] = {
-    {"match_string", (PyCFunction)(void (*)(void))match_string, METH_FASTCALL,
-     "match_string(chunk, head, tail) -> the JSON string body between head and tail, or None."},
+    {"match_run", (PyCFunction)(void (*)(void))match_run, METH_FASTCALL,
+     "match_run(chunk, pos, head, tail, cap) -> (joined bodies, offset after them)."},
     {NULL, NULL, 0, NULL},
 };
 
 static struct PyModuleDef module = {
-    PyModuleDef_HEAD_INIT, "tooltap._core._speedups", "The stream hot path's byte check, in C.",
+    PyModuleDef_HEAD_INIT, "tooltap._core._speedups", "The stream hot path's byte-level step, in C.",
     -1, methods,
 };
 

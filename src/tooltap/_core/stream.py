@@ -7,8 +7,9 @@ import logging
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from ._json import loads, match_string
+from ._json import loads, match_run
 from .dialects import dialect_module
+from .dialects._fragments import Fragments
 from .model import Limits, Parsed, Problem, ToolCall
 from .sse import SSEEvent, SSEParser
 
@@ -23,16 +24,15 @@ class StreamParser:
     ``feed(chunk)`` returns the calls that chunk completed; ``close()`` returns the
     whole ``Parsed``. The parser is total: malformed input becomes problems.
 
-    Hot path: when the SSE decoder is between events and the reducer is ``armed`` (the
-    head and tail of the open call's argument deltas), a chunk that is exactly one such
-    delta has its escaped fragment appended to the call's open run here (``match_string``:
-    one C call when ``_speedups`` is built), which is most of a stream's chunks. Next,
-    when the SSE decoder is between events and a chunk ends on a blank line,
-    it goes first to the reducer's ``fast(chunk) -> bool`` (if it has one), which applies
-    a chunk holding one event whose effect is certain from its bytes (an argument delta
-    of the open call, a text delta) without building an event or decoding JSON, and
-    returns False for anything else; a chunk of several events is split and each one
-    offered to ``fast`` in turn. What ``fast`` declines takes the full path.
+    Hot path, at an event boundary (the SSE decoder idle): when the reducer is ``armed``
+    (the head and tail of the open call's argument deltas), the run of such deltas at the
+    start of the chunk is taken in one step (``match_run``: one C call when ``_speedups``
+    is built) and their escaped fragments appended to the call's open run: most of a
+    stream's chunks end there, however many events a read holds. A one-event chunk then
+    goes to the reducer's ``fast(chunk) -> bool`` (if it has one), which applies an event
+    whose effect is certain from its bytes (an argument delta of the open call, a text
+    delta) without building an event or decoding JSON. A chunk of several events is taken
+    event by event the same way; what they decline takes the full path.
     """
 
     __slots__ = (
@@ -53,7 +53,7 @@ class StreamParser:
         self.limits = limits or Limits()
         self._cap = self.limits.max_event_bytes
         self._limit = self.limits.max_argument_bytes
-        self._match: Callable[[bytes, bytes, bytes], bytes | None] = match_string
+        self._match: Callable[[bytes, int, bytes, bytes, int], tuple[bytes, int]] = match_run
         self._sse = SSEParser(self._cap)
         self._reducer = dialect_module(dialect).Reducer(self.limits)
         self._fast: Callable[[bytes], bool] | None = getattr(self._reducer, "fast", None)
@@ -62,61 +62,85 @@ class StreamParser:
 
     def feed(self, chunk: bytes) -> list[ToolCall]:
         """Take the next bytes of the body; return the calls they complete, in order."""
-        armed = self._reducer.armed
         sse = self._sse
-        if armed is not None and sse.idle and len(chunk) <= self._cap:
+        if not sse.idle:
+            events = sse.feed(chunk)
+            return self._events(events) if events else []
+        pos = 0
+        armed = self._reducer.armed
+        if armed is not None:
             try:
-                raw = self._match(chunk, armed[0], armed[1])
-            except Exception as exc:  # noqa: BLE001 - the core is total
+                raw, end = self._match(chunk, 0, armed[0], armed[1], self._cap)
+            except Exception as exc:  # noqa: BLE001 - the core is total: the full path decides
                 self._fault("fast path", exc)
-                return []
-            if raw is not None:  # Fragments.add_raw's usual case, inline
+                events = sse.feed(chunk)
+                return self._events(events) if events else []
+            if end:  # Fragments.add_raw's usual case, inline
                 fragments = armed[2]
                 run, size = fragments.run, fragments.size + len(raw)
                 if run is not None and size <= self._limit:
                     fragments.size = size
                     run += raw
-                    return []
+                    if end == len(chunk):
+                        return []
+                    pos = end
         fast = self._fast
-        if fast is not None and sse.idle and chunk.endswith(b"\n\n"):
+        if fast is None:
+            events = sse.feed(chunk[pos:] if pos else chunk)
+            return self._events(events) if events else []
+        if not pos and len(chunk) <= self._cap and chunk.endswith(b"\n\n"):
             try:
-                if len(chunk) <= self._cap and fast(chunk):
+                if fast(chunk):
                     return []
             except Exception as exc:  # noqa: BLE001 - the core is total
                 self._fault("fast path", exc)
                 return []
-            if chunk.find(b"\n\n", 0, len(chunk) - 2) >= 0:  # several events: one by one
-                return self._blocks(fast, chunk)
-        events = sse.feed(chunk)
-        return self._events(events) if events else []
+            return self._rest(fast, chunk, 0, offered=True)
+        return self._rest(fast, chunk, pos, offered=False)
 
-    def _blocks(self, fast: Callable[[bytes], bool], chunk: bytes) -> list[ToolCall]:
-        """Whole events, one by one: to ``fast``, else through the SSE decoder."""
+    def _rest(
+        self, fast: Callable[[bytes], bool], chunk: bytes, pos: int, *, offered: bool
+    ) -> list[ToolCall]:
+        """``chunk`` from ``pos`` (an event boundary): whole events one by one, runs of armed
+        deltas in one step, each other event to ``fast`` (unless ``offered``: the chunk is
+        that event and ``fast`` declined it), else through the SSE decoder; a partial last
+        event to the decoder."""
         calls: list[ToolCall] = []
-        blocks = chunk.split(b"\n\n")
-        blocks.pop()
-        for block in blocks:
-            one = block + b"\n\n"
+        sse, n = self._sse, len(chunk)
+        while pos < n and sse.idle:
+            armed = self._reducer.armed
+            if armed is not None:
+                try:
+                    raw, end = self._match(chunk, pos, armed[0], armed[1], self._cap)
+                except Exception as exc:  # noqa: BLE001 - the core is total
+                    self._fault("fast path", exc)
+                    break
+                if end > pos and self._append(armed[2], raw):
+                    pos = end
+                    continue
+            stop = chunk.find(b"\n\n", pos) + 2
+            if stop < 2:
+                break  # a partial event
+            one = chunk if stop - pos == n else chunk[pos:stop]
+            pos = stop
             try:
-                if len(one) <= self._cap and (self._append(one) or fast(one)):
+                if not (offered and one is chunk) and len(one) <= self._cap and fast(one):
                     continue
             except Exception as exc:  # noqa: BLE001 - the core is total
                 self._fault("fast path", exc)
                 continue
-            events = self._sse.feed(one)
+            events = sse.feed(one)
+            if events:
+                calls += self._events(events)
+        if pos < n:
+            events = sse.feed(chunk[pos:] if pos else chunk)
             if events:
                 calls += self._events(events)
         return calls
 
-    def _append(self, chunk: bytes) -> bool:
-        """``feed``'s armed case for one event of a chunk of several; True if applied."""
-        armed = self._reducer.armed
-        if armed is None:
-            return False
-        raw = self._match(chunk, armed[0], armed[1])
-        if raw is None:
-            return False
-        fragments = armed[2]
+    def _append(self, fragments: Fragments, raw: bytes) -> bool:
+        """Append armed deltas' escaped fragments to the open run; False (nothing done)
+        without an open run or near the limit: the events then take the reducer's path."""
         run, size = fragments.run, fragments.size + len(raw)
         if run is None or size > self._limit:
             return False

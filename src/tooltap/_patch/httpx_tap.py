@@ -156,19 +156,13 @@ def _begin(tel: Telemetry, request: Any, dialect: str) -> _Exchange:
     return _Exchange(op, info, token)
 
 
-def _start(args: tuple[Any, ...], kwargs: dict[str, Any]) -> _Exchange | None:
-    """The exchange to record, or None to pass the call through untouched.
-
-    Cheapest tests first: most traffic that is not LLM traffic stops at the method.
-    """
+def _start(request: Any) -> _Exchange | None:
+    """The exchange to record for a POST, or None to pass the call through untouched."""
     try:
-        request = args[0] if args else kwargs.get("request")
-        if request.method != "POST":  # type: ignore[union-attr]
-            return None
         tel = get_telemetry()
         if tel is None:
             return None
-        dialect = detect_dialect("POST", request.url.path)  # type: ignore[union-attr]
+        dialect = detect_dialect("POST", request.url.path)
         if dialect is None or not is_instrumentation_enabled():
             return None
         return _begin(tel, request, dialect)
@@ -180,7 +174,11 @@ def _start(args: tuple[Any, ...], kwargs: dict[str, Any]) -> _Exchange | None:
 def _send(
     wrapped: Callable[..., Any], instance: Any, args: tuple[Any, ...], kwargs: dict[str, Any]
 ) -> Any:
-    exchange = _start(args, kwargs)
+    # Inline, cheapest test first: most traffic that is not LLM traffic stops at the method.
+    request = args[0] if args else kwargs.get("request")
+    if getattr(request, "method", None) != "POST":
+        return wrapped(*args, **kwargs)
+    exchange = _start(request)
     if exchange is None:
         return wrapped(*args, **kwargs)
     try:
@@ -194,7 +192,10 @@ def _send(
 async def _send_async(
     wrapped: Callable[..., Any], instance: Any, args: tuple[Any, ...], kwargs: dict[str, Any]
 ) -> Any:
-    exchange = _start(args, kwargs)
+    request = args[0] if args else kwargs.get("request")
+    if getattr(request, "method", None) != "POST":
+        return await wrapped(*args, **kwargs)
+    exchange = _start(request)
     if exchange is None:
         return await wrapped(*args, **kwargs)
     token = in_send.set(True)
