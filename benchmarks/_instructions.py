@@ -31,6 +31,7 @@ import subprocess
 import sys
 import warnings
 from pathlib import Path
+from typing import Any
 
 from ._sim import SimProcess
 
@@ -46,11 +47,11 @@ def _child(name: str, mode: str, count: int, url: str) -> None:
 
     import tooltap
 
-    from ._cases import CASES, close_client
+    from ._cases import close_client
     from ._otel import Toggle
 
     warnings.simplefilter("ignore")
-    case = next(c for c in CASES if c.name.startswith(name))
+    case = _case(name)
     toggle = Toggle()
     client = case.make(url)
     if mode == "tooltap":
@@ -83,12 +84,17 @@ def _instructions(name: str, mode: str, count: int, url: str) -> int:
     return int(found.group(1).replace(",", ""))
 
 
+def _case(name: str) -> Any:
+    """The first benchmark case (SDK, raw SSE or not LLM) whose name starts with ``name``."""
+    from ._cases import CASES, NON_LLM, RAW
+
+    return next(c for c in CASES + RAW + NON_LLM if c.name.startswith(name))
+
+
 def _events(name: str, url: str) -> int:
     """SSE events of one response of the case's dialect (0 for whole bodies)."""
-    from ._cases import CASES
-
-    case = next(c for c in CASES if c.name.startswith(name))
-    if not case.streamed:
+    case = _case(name)
+    if not case.streamed or not case.dialect:
         return 0
     import httpx2
 

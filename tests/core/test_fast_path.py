@@ -487,6 +487,7 @@ def test_the_python_match_gives_the_same_parse() -> None:
         "by event": events,
         "coalesced": coalesced,
         "cut": cut(body, list(range(5, len(body), 37))),
+        "reads of 300 bytes": cut(body, list(range(300, len(body), 300))),
     }
     counts = {}
     for way, chunks in ways.items():
@@ -497,3 +498,5 @@ def test_the_python_match_gives_the_same_parse() -> None:
         counts[way] = list(taken)
     assert sum(counts["by event"]) >= deltas - len(calls)  # all but each call's first
     assert max(counts["coalesced"]) >= deltas // 2  # a call's deltas taken in one step
+    # reads that cut events: the decoder finishes the cut event, then the hot path goes on
+    assert sum(counts["reads of 300 bytes"]) >= deltas // 3

@@ -32,7 +32,8 @@ class StreamParser:
     goes to the reducer's ``fast(chunk) -> bool`` (if it has one), which applies an event
     whose effect is certain from its bytes (an argument delta of the open call, a text
     delta) without building an event or decoding JSON. A chunk of several events is taken
-    event by event the same way; what they decline takes the full path.
+    event by event the same way; what they decline takes the full path. A chunk that
+    starts inside an event goes to the decoder only up to the end of that event.
     """
 
     __slots__ = (
@@ -64,8 +65,7 @@ class StreamParser:
         """Take the next bytes of the body; return the calls they complete, in order."""
         sse = self._sse
         if not sse.idle:
-            events = sse.feed(chunk)
-            return self._events(events) if events else []
+            return self._resume(chunk)
         pos = 0
         armed = self._reducer.armed
         if armed is not None:
@@ -97,6 +97,22 @@ class StreamParser:
                 return []
             return self._rest(fast, chunk, 0, offered=True)
         return self._rest(fast, chunk, pos, offered=False)
+
+    def _resume(self, chunk: bytes) -> list[ToolCall]:
+        """A chunk that starts inside an event (reads that cut events): the decoder takes
+        it up to the first blank line, which ends that event; the rest, from an event
+        boundary again, takes the hot path instead of staying in the decoder for good."""
+        sse, fast = self._sse, self._fast
+        cut = chunk.find(b"\n\n") + 2
+        if fast is None or cut < 2 or cut == len(chunk):
+            events = sse.feed(chunk)
+            return self._events(events) if events else []
+        events = sse.feed(chunk[:cut])
+        calls = self._events(events) if events else []
+        if sse.idle:
+            return calls + self._rest(fast, chunk, cut, offered=False)
+        events = sse.feed(chunk[cut:])
+        return calls + self._events(events) if events else calls
 
     def _rest(
         self, fast: Callable[[bytes], bool], chunk: bytes, pos: int, *, offered: bool
