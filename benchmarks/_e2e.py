@@ -69,10 +69,14 @@ class CaseResult:
         return out
 
 
-def _one(case: Case, client: Any) -> tuple[float, int, float | None]:
+def _one(case: Case, client: Any, toggle: Toggle) -> tuple[float, int, float | None]:
+    """One timed request. The span exports that earlier requests left pending run before
+    the clock starts; this request's own are flushed before it stops (its own cost)."""
     gc.collect()
+    toggle.tracer_provider.force_flush()
     start = time.process_time()
     items, ttfc = case.run(client)
+    toggle.tracer_provider.force_flush()
     return time.process_time() - start, items, ttfc
 
 
@@ -96,7 +100,7 @@ def measure(
         for result in results:  # each case bare and instrumented back to back, order flipped
             for mode in MODES if index % 2 == 0 else MODES[::-1]:
                 _set(toggle, mode)
-                cpu, items, ttfc = _one(result.case, clients[result.case.name])
+                cpu, items, ttfc = _one(result.case, clients[result.case.name], toggle)
                 result.cpu[mode].append(cpu)
                 result.items = items
                 if ttfc is not None:
