@@ -193,11 +193,20 @@ def run(parser: StreamParser, chunks: list[bytes]) -> tuple[list[Any], Any]:
     return [parser.feed(chunk) for chunk in chunks], parser.close()
 
 
+def run_hot(parser: StreamParser, chunks: list[bytes]) -> tuple[list[Any], Any]:
+    """Feed through ``hot()`` (the C ``Hot`` where built), as the taps do."""
+    hot = parser.hot()
+    return [hot(chunk) for chunk in chunks], parser.close()
+
+
 def compare(dialect: str, chunks: list[bytes], limits: Limits | None = None) -> int:
-    """Parse with and without the fast path; assert equal; return the fast path's hits."""
+    """Parse with and without the fast paths, and through ``hot()``; assert equal; return
+    the fast paths' hits."""
     counted = Counted(dialect, limits)
     fast = run(counted.parser, chunks)
-    assert fast == run(slow(dialect, limits), chunks)
+    reference = run(slow(dialect, limits), chunks)
+    assert fast == reference
+    assert run_hot(StreamParser(dialect, limits=limits), chunks) == reference
     return counted.hits
 
 
@@ -500,3 +509,31 @@ def test_the_python_match_gives_the_same_parse() -> None:
     assert max(counts["coalesced"]) >= deltas // 2  # a call's deltas taken in one step
     # reads that cut events: the decoder finishes the cut event, then the hot path goes on
     assert sum(counts["reads of 300 bytes"]) >= deltas // 3
+
+
+def test_hot_is_the_c_callable_and_takes_whole_runs() -> None:
+    """scripts/setup builds the speedup: ``hot()`` is its ``Hot``, which applies a chunk of
+    armed deltas itself and hands anything else to ``feed`` (seen here through the match
+    ``feed`` makes for the armed case)."""
+    text = json.dumps(ARGS, ensure_ascii=False)
+    body = anthropic_stream([("write", fragments(text, 4))], False)
+    events = by_event(body)
+    parser = StreamParser("anthropic.messages")
+    matched: list[bytes] = []
+    match = parser._match
+
+    def counting(chunk: bytes, pos: int, head: bytes, tail: bytes, cap: int) -> Run:
+        matched.append(chunk)
+        return match(chunk, pos, head, tail, cap)
+
+    parser._match = counting
+    hot = parser.hot()
+    assert type(hot).__name__ == "Hot"
+    deltas = [e for e in events if b"input_json_delta" in e]
+    odd = deltas[10]
+    for chunk in events:
+        hot(bytearray(chunk) if chunk is odd else chunk)  # type: ignore[arg-type]
+    left = [c for c in matched if b"input_json_delta" in c]
+    assert len(left) == 3 < len(deltas)  # feed got the first two (no run yet), and odd
+    assert type(left[-1]) is bytearray  # not bytes: feed decides
+    assert [c.args for c in parser.close().calls] == [ARGS]

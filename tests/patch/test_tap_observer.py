@@ -1,9 +1,9 @@
-"""The tap proxies answer ``stream_observer`` themselves (issue 6, hot path).
+"""The tap proxies answer ``stream_observer`` themselves, in C (issue 6, hot path).
 
 anthropic's ``Stream`` reads ``getattr(response.stream, "stream_observer", None)`` for
 every event. Forwarded by the wrapt proxy, a missing attribute raised two formatted
-AttributeErrors per event; the proxies now return the wrapped stream's observer (or
-None) directly, and setting it still lands on the wrapped stream.
+AttributeErrors per event; the proxies now hold the wrapped stream's observer (or None)
+as a plain attribute, and setting it still lands on the wrapped stream too.
 """
 
 from __future__ import annotations

@@ -12,9 +12,15 @@
  * after the last one (``pos`` when the first event does not match).
  * ``_json._match_run`` is the same function in Python, used when this module is not
  * built; tests check that the two agree.
+ *
+ * Hot(sse, reducer, fallback, cap, limit): ``StreamParser.hot()``, what the taps call for
+ * every chunk. A chunk that is wholly such a run, for the reducer's ``armed`` template
+ * while the decoder is ``idle``, is appended to the open run of ``Fragments`` right here,
+ * as ``StreamParser.feed`` would; any other chunk goes to ``fallback`` (that ``feed``).
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
+#include <stddef.h>
 #include <string.h>
 
 static int
@@ -131,9 +137,68 @@ match_event(const unsigned char *ev, Py_ssize_t n, const char *head, Py_ssize_t 
     return size;
 }
 
+/* The (offset, length) spans of the bodies of the matching events of c[pos:n] (see the
+ * header), in *spans (PyMem; *count of them, *total bytes); returns the offset after the
+ * last, or -1 with MemoryError set. */
+static Py_ssize_t
+collect(const unsigned char *c, Py_ssize_t pos, Py_ssize_t n, PyObject *head, PyObject *tail,
+        Py_ssize_t cap, Py_ssize_t **spans, Py_ssize_t *count, Py_ssize_t *total)
+{
+    const char *hd = PyBytes_AS_STRING(head);
+    const unsigned char *tl = (const unsigned char *)PyBytes_AS_STRING(tail);
+    Py_ssize_t h = PyBytes_GET_SIZE(head), t = PyBytes_GET_SIZE(tail), room = 0;
+    *spans = NULL;
+    *count = *total = 0;
+    while (pos < n) {
+        Py_ssize_t stop = blank_line(c, pos, n);
+        if (stop < 0 || stop - pos > cap) {
+            break;
+        }
+        Py_ssize_t size = match_event(c + pos, stop - pos, hd, h, tl, t);
+        if (size < 0) {
+            break;
+        }
+        if (*count == room) {
+            room = room ? 2 * room : 16;
+            Py_ssize_t *grown = PyMem_Realloc(*spans, (size_t)room * 2 * sizeof(Py_ssize_t));
+            if (grown == NULL) {
+                PyMem_Free(*spans);
+                *spans = NULL;
+                PyErr_NoMemory();
+                return -1;
+            }
+            *spans = grown;
+        }
+        (*spans)[2 * *count] = pos + h;
+        (*spans)[2 * *count + 1] = size;
+        (*count)++;
+        *total += size;
+        pos = stop;
+    }
+    return pos;
+}
+
+static void
+copy_spans(char *out, const unsigned char *c, const Py_ssize_t *spans, Py_ssize_t count)
+{
+    for (Py_ssize_t i = 0; i < count; i++) {
+        memcpy(out, c + spans[2 * i], (size_t)spans[2 * i + 1]);
+        out += spans[2 * i + 1];
+    }
+}
+
+/* 1 when head and tail are bytes and tail starts with the closing quote. */
+static int
+template_ok(PyObject *head, PyObject *tail)
+{
+    return PyBytes_Check(head) && PyBytes_Check(tail) && PyBytes_GET_SIZE(tail) > 0
+           && PyBytes_AS_STRING(tail)[0] == '"';
+}
+
 static PyObject *
 match_run(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
 {
+    (void)module;
     if (nargs != 5) {
         PyErr_SetString(PyExc_TypeError, "match_run(chunk, pos, head, tail, cap) takes 5 arguments");
         return NULL;
@@ -147,7 +212,7 @@ match_run(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
         PyErr_SetString(PyExc_TypeError, "match_run: head and tail must be bytes");
         return NULL;
     }
-    if (PyBytes_GET_SIZE(tail) == 0 || PyBytes_AS_STRING(tail)[0] != '"') {
+    if (!template_ok(head, tail)) {
         PyErr_SetString(PyExc_ValueError, "match_run: tail must start with the closing quote");
         return NULL;
     }
@@ -155,57 +220,205 @@ match_run(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
         return Py_BuildValue("(yn)", "", pos);
     }
     const unsigned char *c = (const unsigned char *)PyBytes_AS_STRING(chunk);
-    Py_ssize_t n = PyBytes_GET_SIZE(chunk), h = PyBytes_GET_SIZE(head), t = PyBytes_GET_SIZE(tail);
-    const char *hd = PyBytes_AS_STRING(head);
-    const unsigned char *tl = (const unsigned char *)PyBytes_AS_STRING(tail);
-    Py_ssize_t total = 0, count = 0, room = 0;
-    Py_ssize_t *spans = NULL; /* (offset, length) of each body */
-    while (pos < n) {
-        Py_ssize_t stop = blank_line(c, pos, n);
-        if (stop < 0) {
-            break;
-        }
-        if (stop - pos > cap) {
-            break;
-        }
-        Py_ssize_t size = match_event(c + pos, stop - pos, hd, h, tl, t);
-        if (size < 0) {
-            break;
-        }
-        if (count == room) {
-            room = room ? 2 * room : 16;
-            Py_ssize_t *grown = PyMem_Realloc(spans, (size_t)room * 2 * sizeof(Py_ssize_t));
-            if (grown == NULL) {
-                PyMem_Free(spans);
-                return PyErr_NoMemory();
-            }
-            spans = grown;
-        }
-        spans[2 * count] = pos + h;
-        spans[2 * count + 1] = size;
-        count++;
-        total += size;
-        pos = stop;
+    Py_ssize_t count, total, *spans;
+    Py_ssize_t end = collect(c, pos, PyBytes_GET_SIZE(chunk), head, tail, cap, &spans, &count,
+                             &total);
+    if (end < 0) {
+        return NULL;
     }
-    PyObject *joined;
-    if (count == 1) {
-        joined = PyBytes_FromStringAndSize((const char *)c + spans[0], spans[1]);
-    } else {
-        joined = PyBytes_FromStringAndSize(NULL, total);
-        if (joined != NULL) {
-            char *out = PyBytes_AS_STRING(joined);
-            for (Py_ssize_t i = 0; i < count; i++) {
-                memcpy(out, c + spans[2 * i], (size_t)spans[2 * i + 1]);
-                out += spans[2 * i + 1];
-            }
-        }
+    PyObject *joined = PyBytes_FromStringAndSize(NULL, total);
+    if (joined != NULL) {
+        copy_spans(PyBytes_AS_STRING(joined), c, spans, count);
     }
     PyMem_Free(spans);
     if (joined == NULL) {
         return NULL;
     }
-    return Py_BuildValue("(Nn)", joined, pos);
+    return Py_BuildValue("(Nn)", joined, end);
 }
+
+/* --- Hot: StreamParser.feed's common case, whole ------------------------------------ */
+
+static PyObject *str_idle, *str_armed, *str_run, *str_size;
+
+typedef struct {
+    PyObject_HEAD
+    PyObject *sse;      /* the parser's SSE decoder (``idle``) */
+    PyObject *reducer;  /* its reducer (``armed``) */
+    PyObject *fallback; /* the parser's ``feed`` */
+    Py_ssize_t cap, limit;
+    vectorcallfunc vectorcall;
+} HotObject;
+
+/* Apply a chunk that is wholly a run of armed deltas to the open run; 1 if done, 0 if the
+ * chunk is not one (nothing changed), -1 on MemoryError. */
+static int
+hot_apply(HotObject *self, PyObject *chunk)
+{
+    int done = 0;
+    PyObject *idle = PyObject_GetAttr(self->sse, str_idle);
+    if (idle == NULL) {
+        PyErr_Clear();
+        return 0;
+    }
+    int is_idle = idle == Py_True;
+    Py_DECREF(idle);
+    if (!is_idle) {
+        return 0;
+    }
+    PyObject *armed = PyObject_GetAttr(self->reducer, str_armed);
+    if (armed == NULL) {
+        PyErr_Clear();
+        return 0;
+    }
+    PyObject *run = NULL, *size_obj = NULL, *new_size = NULL;
+    Py_ssize_t count = 0, total = 0, *spans = NULL;
+    if (!PyTuple_CheckExact(armed) || PyTuple_GET_SIZE(armed) != 3
+        || !template_ok(PyTuple_GET_ITEM(armed, 0), PyTuple_GET_ITEM(armed, 1))) {
+        goto out;
+    }
+    const unsigned char *c = (const unsigned char *)PyBytes_AS_STRING(chunk);
+    Py_ssize_t n = PyBytes_GET_SIZE(chunk);
+    Py_ssize_t end = collect(c, 0, n, PyTuple_GET_ITEM(armed, 0), PyTuple_GET_ITEM(armed, 1),
+                             self->cap, &spans, &count, &total);
+    if (end < 0) {
+        done = -1;
+        goto out;
+    }
+    if (count == 0 || end != n) {
+        goto out;
+    }
+    PyObject *fragments = PyTuple_GET_ITEM(armed, 2);
+    run = PyObject_GetAttr(fragments, str_run);
+    size_obj = run == NULL ? NULL : PyObject_GetAttr(fragments, str_size);
+    if (size_obj == NULL || !PyByteArray_CheckExact(run) || !PyLong_CheckExact(size_obj)) {
+        PyErr_Clear();
+        goto out;
+    }
+    Py_ssize_t size = PyLong_AsSsize_t(size_obj);
+    if (size == -1 && PyErr_Occurred()) {
+        PyErr_Clear();
+        goto out;
+    }
+    if (size + total > self->limit) {
+        goto out;
+    }
+    new_size = PyLong_FromSsize_t(size + total);
+    if (new_size == NULL) {
+        done = -1;
+        goto out;
+    }
+    Py_ssize_t old = PyByteArray_GET_SIZE(run);
+    if (PyByteArray_Resize(run, old + total) < 0) {
+        done = -1;
+        goto out;
+    }
+    if (PyObject_SetAttr(fragments, str_size, new_size) < 0) { /* undo: nothing changed */
+        PyErr_Clear();
+        if (PyByteArray_Resize(run, old) < 0) {
+            done = -1;
+        }
+        goto out;
+    }
+    copy_spans(PyByteArray_AS_STRING(run) + old, c, spans, count);
+    done = 1;
+out:
+    PyMem_Free(spans);
+    Py_XDECREF(new_size);
+    Py_XDECREF(size_obj);
+    Py_XDECREF(run);
+    Py_DECREF(armed);
+    return done;
+}
+
+static PyObject *
+hot_vectorcall(PyObject *op, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    HotObject *self = (HotObject *)op;
+    if (PyVectorcall_NARGS(nargsf) != 1 || (kwnames != NULL && PyTuple_GET_SIZE(kwnames))) {
+        PyErr_SetString(PyExc_TypeError, "Hot takes one chunk");
+        return NULL;
+    }
+    if (PyBytes_CheckExact(args[0])) {
+        int done = hot_apply(self, args[0]);
+        if (done < 0) {
+            return NULL;
+        }
+        if (done) {
+            return PyList_New(0);
+        }
+    }
+    return PyObject_Vectorcall(self->fallback, args, 1, NULL);
+}
+
+static PyObject *
+hot_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
+{
+    PyObject *sse, *reducer, *fallback;
+    Py_ssize_t cap, limit;
+    static char *names[] = {"sse", "reducer", "fallback", "cap", "limit", NULL};
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "OOOnn:Hot", names, &sse, &reducer, &fallback,
+                                     &cap, &limit)) {
+        return NULL;
+    }
+    HotObject *self = (HotObject *)type->tp_alloc(type, 0);
+    if (self == NULL) {
+        return NULL;
+    }
+    Py_INCREF(sse);
+    Py_INCREF(reducer);
+    Py_INCREF(fallback);
+    self->sse = sse;
+    self->reducer = reducer;
+    self->fallback = fallback;
+    self->cap = cap;
+    self->limit = limit;
+    self->vectorcall = hot_vectorcall;
+    return (PyObject *)self;
+}
+
+static int
+hot_traverse(HotObject *self, visitproc visit, void *arg)
+{
+    Py_VISIT(self->sse);
+    Py_VISIT(self->reducer);
+    Py_VISIT(self->fallback);
+    return 0;
+}
+
+static int
+hot_clear(HotObject *self)
+{
+    Py_CLEAR(self->sse);
+    Py_CLEAR(self->reducer);
+    Py_CLEAR(self->fallback);
+    return 0;
+}
+
+static void
+hot_dealloc(HotObject *self)
+{
+    PyObject_GC_UnTrack(self);
+    hot_clear(self);
+    Py_TYPE(self)->tp_free((PyObject *)self);
+}
+
+static PyTypeObject HotType = {
+    PyVarObject_HEAD_INIT(NULL, 0)
+    .tp_name = "tooltap._core._speedups.Hot",
+    .tp_doc = "Hot(sse, reducer, fallback, cap, limit): call with a chunk. A chunk that is\n"
+              "wholly a run of the reducer's armed deltas, with the decoder idle, is appended\n"
+              "to the open run here (StreamParser.feed's common case); any other goes to\n"
+              "fallback (the parser's feed).",
+    .tp_basicsize = sizeof(HotObject),
+    .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC | Py_TPFLAGS_HAVE_VECTORCALL,
+    .tp_new = hot_new,
+    .tp_dealloc = (destructor)hot_dealloc,
+    .tp_traverse = (traverseproc)hot_traverse,
+    .tp_clear = (inquiry)hot_clear,
+    .tp_call = PyVectorcall_Call,
+    .tp_vectorcall_offset = offsetof(HotObject, vectorcall),
+};
 
 static PyMethodDef methods[] = {
     {"match_run", (PyCFunction)(void (*)(void))match_run, METH_FASTCALL,
@@ -221,5 +434,23 @@ static struct PyModuleDef module = {
 PyMODINIT_FUNC
 PyInit__speedups(void)
 {
-    return PyModule_Create(&module);
+    str_idle = PyUnicode_InternFromString("idle");
+    str_armed = PyUnicode_InternFromString("armed");
+    str_run = PyUnicode_InternFromString("run");
+    str_size = PyUnicode_InternFromString("size");
+    if (str_idle == NULL || str_armed == NULL || str_run == NULL || str_size == NULL
+        || PyType_Ready(&HotType) < 0) {
+        return NULL;
+    }
+    PyObject *m = PyModule_Create(&module);
+    if (m == NULL) {
+        return NULL;
+    }
+    Py_INCREF(&HotType);
+    if (PyModule_AddObject(m, "Hot", (PyObject *)&HotType) < 0) {
+        Py_DECREF(&HotType);
+        Py_DECREF(m);
+        return NULL;
+    }
+    return m;
 }

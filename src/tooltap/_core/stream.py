@@ -17,6 +17,12 @@ __all__ = ["StreamParser", "parse_response"]
 
 _log = logging.getLogger("tooltap")
 
+Hot: Callable[..., Callable[[bytes], list[ToolCall]]] | None
+try:
+    from ._speedups import Hot
+except ImportError:  # pragma: no cover - built wherever a C compiler is
+    Hot = None
+
 
 class StreamParser:
     """Incremental tool-call parser for one streamed response.
@@ -97,6 +103,15 @@ class StreamParser:
                 return []
             return self._rest(fast, chunk, 0, offered=True)
         return self._rest(fast, chunk, pos, offered=False)
+
+    def hot(self) -> Callable[[bytes], list[ToolCall]]:
+        """A callable with ``feed``'s effect and result, for a caller that feeds every chunk:
+        with the C speedup built, a chunk that is wholly a run of armed deltas is applied
+        in one C call (no Python frame); any other chunk goes to ``feed``. The parser does
+        not keep it (no reference cycle)."""
+        if Hot is None:
+            return self.feed
+        return Hot(self._sse, self._reducer, self.feed, self._cap, self._limit)
 
     def _resume(self, chunk: bytes) -> list[ToolCall]:
         """A chunk that starts inside an event (reads that cut events): the decoder takes
