@@ -81,15 +81,10 @@ class StreamParser:
                 self._fault("fast path", exc)
                 events = sse.feed(chunk)
                 return self._events(events) if events else []
-            if end:  # Fragments.add_raw's usual case, inline
-                fragments = armed[2]
-                run, size = fragments.run, fragments.size + len(raw)
-                if run is not None and size <= self._limit:
-                    fragments.size = size
-                    run += raw
-                    if end == len(chunk):
-                        return []
-                    pos = end
+            if end and self._append(armed[2], raw):
+                if end == len(chunk):
+                    return []
+                pos = end
         fast = self._fast
         if fast is None:
             events = sse.feed(chunk[pos:] if pos else chunk)
@@ -170,8 +165,9 @@ class StreamParser:
         return calls
 
     def _append(self, fragments: Fragments, raw: bytes) -> bool:
-        """Append armed deltas' escaped fragments to the open run; False (nothing done)
-        without an open run or near the limit: the events then take the reducer's path."""
+        """Append armed deltas' escaped fragments to the open run (``Fragments.add_raw``'s
+        usual case); False, nothing done, without an open run or near the limit: the
+        events then take the reducer's path, which decides exactly."""
         run, size = fragments.run, fragments.size + len(raw)
         if run is None or size > self._limit:
             return False
