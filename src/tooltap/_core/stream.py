@@ -103,8 +103,8 @@ class StreamParser:
         """A callable with ``feed``'s effect and result, for a caller that feeds every chunk:
         with the C speedup built, a chunk that is wholly a run of armed deltas is applied
         in one C call (no Python frame); any other chunk goes to ``feed``. The parser does
-        not keep it (no reference cycle)."""
-        if Hot is None:
+        not keep it (no reference cycle). A dialect that never arms gets ``feed`` itself."""
+        if Hot is None or getattr(type(self._reducer), "armed", None) is None:
             return self.feed
         return Hot(self._sse, self._reducer, self.feed, self._cap, self._limit)
 
