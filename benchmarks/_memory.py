@@ -2,8 +2,9 @@
 
 ``sequential_turns`` plays the tool-call conversation (calls, then their results) through
 the real openai client, streamed, instrumented, and samples the process RSS and the
-objects gc tracks; ``tracemalloc`` watches the last tenth of the run for memory that
-tooltap's own code allocated and still holds. ``concurrent_streams`` opens many async
+objects gc tracks; ``tracemalloc`` watches the last tenth of the run (after a tenth
+that fills the bounded memories with traced entries) for memory that tooltap's own code
+allocated and still holds. ``concurrent_streams`` opens many async
 streams over raw httpx2, holds them all in the middle of a call's arguments, and
 measures what tooltap's code holds per open stream (and the whole process, bare vs
 instrumented).
@@ -80,7 +81,13 @@ def _conversation(client: Any) -> None:
 
 
 def sequential_turns(url: str, toggle: Toggle, turns: int) -> dict[str, Any]:
-    """RSS and gc objects every tenth of ``turns`` (two per conversation), instrumented."""
+    """RSS and gc objects every tenth of ``turns`` (two per conversation), instrumented.
+
+    ``tracemalloc`` runs over the last fifth: what tooltap's code holds is compared between
+    the end of its first tenth and the end of the run, so that bounded memories that
+    turn their entries over (the call-id memories) count as what they are, flat. RSS
+    growth is read from samples taken before tracemalloc starts (its own tables are RSS).
+    """
     import openai
 
     from tooltap._telemetry.telemetry import get_telemetry
@@ -92,14 +99,17 @@ def sequential_turns(url: str, toggle: Toggle, turns: int) -> dict[str, Any]:
     for _ in range(step):  # warm up: imports, pools, caches
         _conversation(client)
     samples: list[dict[str, int]] = []
+    traced_from = conversations - 2 * step
+    middle: tracemalloc.Snapshot | None = None
     for done in range(1, conversations + 1):
-        if done == conversations - step + 1:
+        if done == traced_from + 1:
             gc.collect()
             tracemalloc.start()
-            before = tracemalloc.take_snapshot()
         _conversation(client)
         if done % step == 0:
             gc.collect()
+            if done == traced_from + step:
+                middle = tracemalloc.take_snapshot()
             tel = get_telemetry()
             samples.append(
                 {
@@ -107,24 +117,29 @@ def sequential_turns(url: str, toggle: Toggle, turns: int) -> dict[str, Any]:
                     "rss_kib": _rss_kib(),
                     "gc_objects": len(gc.get_objects()),
                     "open_tool_spans": len(tel.lifecycle) if tel is not None else -1,
+                    "traced": done > traced_from,
                 }
             )
     after = tracemalloc.take_snapshot()
     tracemalloc.stop()
-    tooltap_held = _tooltap_bytes(after) - _tooltap_bytes(before)
+    tooltap_held = _tooltap_bytes(after) - (_tooltap_bytes(middle) if middle else 0)
     client.close()
     toggle.bare()
-    half = samples[len(samples) // 2 :]
+    untraced = [s for s in samples if not s["traced"]]
+    half = untraced[len(untraced) // 2 :]
     per_k = 1000 / (half[-1]["turns"] - half[0]["turns"]) if len(half) > 1 else 0.0
+    gc_half = samples[len(samples) // 2 :]
+    gc_per_k = 1000 / (gc_half[-1]["turns"] - gc_half[0]["turns"]) if len(gc_half) > 1 else 0.0
     return {
         "turns": 2 * conversations,
         "samples": samples,
         "rss_growth_kib_per_1000_turns_second_half": (half[-1]["rss_kib"] - half[0]["rss_kib"])
         * per_k,
+        "rss_window_turns": [half[0]["turns"], half[-1]["turns"]],
         "gc_objects_growth_per_1000_turns_second_half": (
-            half[-1]["gc_objects"] - half[0]["gc_objects"]
+            gc_half[-1]["gc_objects"] - gc_half[0]["gc_objects"]
         )
-        * per_k,
+        * gc_per_k,
         "tooltap_bytes_held_after_last_tenth": tooltap_held,
     }
 

@@ -125,15 +125,16 @@ def tables(results: dict[str, Any]) -> str:
         turns = memory.get("sequential")
         if turns:
             first, last = turns["samples"][0], turns["samples"][-1]
+            start, end = turns.get("rss_window_turns", (first["turns"], last["turns"]))
             out.append(
                 f"- {turns['turns']} sequential turns (openai, streamed, instrumented): RSS "
-                f"{first['rss_kib']} KiB at turn {first['turns']} → {last['rss_kib']} KiB at "
-                f"turn {last['turns']}; second half: "
-                f"{turns['rss_growth_kib_per_1000_turns_second_half']:+.0f} KiB and "
+                f"{first['rss_kib']} KiB at turn {first['turns']}; "
+                f"{turns['rss_growth_kib_per_1000_turns_second_half']:+.0f} KiB per 1000 turns "
+                f"from turn {start} to {end} (before tracemalloc starts); "
                 f"{turns['gc_objects_growth_per_1000_turns_second_half']:+.0f} gc objects per "
-                f"1000 turns; open tool spans at the end: {last['open_tool_spans']}; bytes "
-                f"tooltap's code allocated and still held over the last tenth: "
-                f"{turns['tooltap_bytes_held_after_last_tenth']}."
+                f"1000 turns over the second half; open tool spans at the end: "
+                f"{last['open_tool_spans']}; bytes tooltap's code allocated and still held "
+                f"over the last tenth: {turns['tooltap_bytes_held_after_last_tenth']}."
             )
         streams = memory.get("concurrent")
         if streams:
