@@ -107,6 +107,7 @@ def sequential_turns(url: str, toggle: Toggle, turns: int) -> dict[str, Any]:
             tracemalloc.start()
         _conversation(client)
         if done % step == 0:
+            toggle.tracer_provider.force_flush()  # spans queued for export are not held
             gc.collect()
             if done == traced_from + step:
                 middle = tracemalloc.take_snapshot()
@@ -120,6 +121,8 @@ def sequential_turns(url: str, toggle: Toggle, turns: int) -> dict[str, Any]:
                     "traced": done > traced_from,
                 }
             )
+    toggle.tracer_provider.force_flush()
+    gc.collect()
     after = tracemalloc.take_snapshot()
     tracemalloc.stop()
     tooltap_held = _tooltap_bytes(after) - (_tooltap_bytes(middle) if middle else 0)
