@@ -1,0 +1,61 @@
+"""Recognising LLM traffic by method and path (issue 6 made it cheaper; same answers)."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from tooltap._core.detect import detect_dialect, google_streaming
+
+
+def reference(method: str, url: str) -> str | None:
+    """The definition: the path without query, fragment and trailing slashes, by suffix."""
+    if method.upper() != "POST":
+        return None
+    path = url.split("?", 1)[0].split("#", 1)[0].rstrip("/")
+    if path.endswith("/chat/completions"):
+        return "openai.chat"
+    if path.endswith("/responses"):
+        return "openai.responses"
+    if path.endswith("/messages"):
+        return None if "/threads/" in path else "anthropic.messages"
+    if path.endswith((":generateContent", ":streamGenerateContent")):
+        return "google.genai"
+    return None
+
+
+@pytest.mark.parametrize(
+    ("method", "url", "dialect"),
+    [
+        ("POST", "/v1/chat/completions", "openai.chat"),
+        ("post", "https://gw.example/openai/v1/chat/completions/", "openai.chat"),
+        ("POST", "/v1/responses?stream=true", "openai.responses"),
+        ("POST", "/v1/responses/resp_1/cancel", None),
+        ("POST", "/v1/messages?beta=true", "anthropic.messages"),
+        ("POST", "/v1/threads/t_1/messages", None),  # OpenAI Assistants, not Anthropic
+        ("POST", "/v1beta/models/gemini-x:streamGenerateContent?alt=sse", "google.genai"),
+        ("POST", "/v1/models/gemini-x:generateContent#frag", "google.genai"),
+        ("GET", "/v1/chat/completions", None),
+        ("POST", "/v1/search", None),
+        ("POST", "/", None),
+        ("POST", "", None),
+    ],
+)
+def test_known_paths(method: str, url: str, dialect: str | None) -> None:
+    assert detect_dialect(method, url) == dialect == reference(method, url)
+
+
+PIECES = ["/v1", "/chat", "/completions", "/responses", "/messages", "/threads", ":generateContent",
+          ":streamGenerateContent", "/", "?", "#", "a=b", "x"]  # fmt: skip
+
+
+@given(st.sampled_from(["POST", "post", "Post", "GET", "PUT"]), st.lists(st.sampled_from(PIECES)))
+def test_same_answers_as_the_definition(method: str, pieces: list[str]) -> None:
+    url = "".join(pieces)
+    assert detect_dialect(method, url) == reference(method, url)
+
+
+def test_google_streaming() -> None:
+    assert google_streaming("/v1beta/models/g:streamGenerateContent?alt=sse")
+    assert not google_streaming("/v1beta/models/g:generateContent?x=:streamGenerateContent")
