@@ -2,9 +2,9 @@
 
 ``sequential_turns`` plays the tool-call conversation (calls, then their results) through
 the real openai client, streamed, instrumented, and samples the process RSS and the
-objects gc tracks; ``tracemalloc`` watches the last tenth of the run (after a tenth
-that fills the bounded memories with traced entries) for memory that tooltap's own code
-allocated and still holds. ``concurrent_streams`` opens many async
+objects gc tracks; ``tracemalloc`` watches the last tenth of the run (after three
+tenths that fill the bounded memories with traced entries) for memory that tooltap's own
+code allocated and still holds. ``concurrent_streams`` opens many async
 streams over raw httpx2, holds them all in the middle of a call's arguments, and
 measures what tooltap's code holds per open stream (and the whole process, bare vs
 instrumented).
@@ -83,10 +83,11 @@ def _conversation(client: Any) -> None:
 def sequential_turns(url: str, toggle: Toggle, turns: int) -> dict[str, Any]:
     """RSS and gc objects every tenth of ``turns`` (two per conversation), instrumented.
 
-    ``tracemalloc`` runs over the last fifth: what tooltap's code holds is compared between
-    the end of its first tenth and the end of the run, so that bounded memories that
-    turn their entries over (the call-id memories) count as what they are, flat. RSS
-    growth is read from samples taken before tracemalloc starts (its own tables are RSS).
+    ``tracemalloc`` runs over the last four tenths: what tooltap's code holds is compared
+    between the end of the third of them and the end of the run. By then the bounded
+    memories (1,024 call ids each, one to three ids per conversation) hold only traced
+    entries, so their turnover counts as what it is, flat. RSS growth is read from samples
+    taken before tracemalloc starts (its own tables are RSS).
     """
     import openai
 
@@ -99,7 +100,7 @@ def sequential_turns(url: str, toggle: Toggle, turns: int) -> dict[str, Any]:
     for _ in range(step):  # warm up: imports, pools, caches
         _conversation(client)
     samples: list[dict[str, int]] = []
-    traced_from = conversations - 2 * step
+    traced_from = conversations - 4 * step
     middle: tracemalloc.Snapshot | None = None
     for done in range(1, conversations + 1):
         if done == traced_from + 1:
@@ -109,7 +110,7 @@ def sequential_turns(url: str, toggle: Toggle, turns: int) -> dict[str, Any]:
         if done % step == 0:
             toggle.tracer_provider.force_flush()  # spans queued for export are not held
             gc.collect()
-            if done == traced_from + step:
+            if done == traced_from + 3 * step:
                 middle = tracemalloc.take_snapshot()
             tel = get_telemetry()
             samples.append(
@@ -126,6 +127,12 @@ def sequential_turns(url: str, toggle: Toggle, turns: int) -> dict[str, Any]:
     after = tracemalloc.take_snapshot()
     tracemalloc.stop()
     tooltap_held = _tooltap_bytes(after) - (_tooltap_bytes(middle) if middle else 0)
+    mine = [tracemalloc.Filter(True, _TOOLTAP + "/*")]
+    lines = (
+        after.filter_traces(mine).compare_to(middle.filter_traces(mine), "lineno")[:5]
+        if middle is not None
+        else []
+    )
     client.close()
     toggle.bare()
     untraced = [s for s in samples if not s["traced"]]
@@ -144,6 +151,11 @@ def sequential_turns(url: str, toggle: Toggle, turns: int) -> dict[str, Any]:
         )
         * gc_per_k,
         "tooltap_bytes_held_after_last_tenth": tooltap_held,
+        "tooltap_lines_held_after_last_tenth": [
+            f"{stat.traceback[0].filename.rsplit('/src/', 1)[-1]}:{stat.traceback[0].lineno} "
+            f"{stat.size_diff:+d} B ({stat.count_diff:+d} blocks)"
+            for stat in lines
+        ],
     }
 
 

@@ -134,7 +134,12 @@ def tables(results: dict[str, Any]) -> str:
                 f"{turns['gc_objects_growth_per_1000_turns_second_half']:+.0f} gc objects per "
                 f"1000 turns over the second half; open tool spans at the end: "
                 f"{last['open_tool_spans']}; bytes tooltap's code allocated and still held "
-                f"over the last tenth: {turns['tooltap_bytes_held_after_last_tenth']}."
+                f"over the last tenth: {turns['tooltap_bytes_held_after_last_tenth']}"
+                + (
+                    f" (largest lines: {'; '.join(turns['tooltap_lines_held_after_last_tenth'][:3])})."
+                    if turns.get("tooltap_lines_held_after_last_tenth")
+                    else "."
+                )
             )
         streams = memory.get("concurrent")
         if streams:
