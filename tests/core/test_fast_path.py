@@ -196,7 +196,7 @@ def run(parser: StreamParser, chunks: list[bytes]) -> tuple[list[Any], Any]:
 def run_hot(parser: StreamParser, chunks: list[bytes]) -> tuple[list[Any], Any]:
     """Feed through ``hot()`` (the C ``Hot`` where built), as the taps do."""
     hot = parser.hot()
-    return [hot(chunk) for chunk in chunks], parser.close()
+    return [hot(chunk) or [] for chunk in chunks], parser.close()
 
 
 def compare(dialect: str, chunks: list[bytes], limits: Limits | None = None) -> int:

@@ -162,3 +162,32 @@ def test_edges(match: Any) -> None:
         match(HEAD, 0, "head", TAIL, 100)
     with pytest.raises(ValueError):
         match(HEAD, 0, HEAD, b"}}", 100)
+
+
+class _Plain:
+    """An object without ``__slots__``: ``Hot`` looks its attributes up instead of reading
+    them at a slot's offset, to the same effect."""
+
+
+@pytest.mark.parametrize("slotted", [True, False], ids=["slots", "plain"])
+def test_hot_applies_runs_and_hands_on_the_rest(slotted: bool) -> None:
+    from tooltap._core.dialects._fragments import Fragments
+
+    fragments: Any
+    if slotted:
+        fragments = Fragments()
+        fragments.add_raw(b"ab", 100)
+    else:
+        fragments = _Plain()
+        fragments.run, fragments.size = bytearray(b"ab"), 2
+    sse, reducer = _Plain(), _Plain()
+    sse.idle, reducer.armed = True, (HEAD, TAIL, fragments)
+    handed: list[bytes] = []
+    hot = speedups.Hot(sse, reducer, lambda chunk: handed.append(chunk) or [], 1000, 8)
+    assert hot(HEAD + b"cd" + TAIL + HEAD + b"\\n" + TAIL) is None  # two events, one call
+    assert (bytes(fragments.run), fragments.size) == (b"abcd\\n", 6)
+    assert hot(HEAD + b"xyz" + TAIL) == []  # past the limit (8): feed decides exactly
+    sse.idle = False
+    assert hot(HEAD + b"e" + TAIL) == []  # inside an event: feed
+    assert len(handed) == 2
+    assert (bytes(fragments.run), fragments.size) == (b"abcd\\n", 6)

@@ -16,6 +16,8 @@ from tt_support import LIBS, Recorder, attrs, first_body, url
 
 from tooltap.simulator import Fault, Simulator
 
+pytestmark = pytest.mark.usefixtures("tap_loop")  # both sync tap loops
+
 DIALECT = "anthropic.messages"
 
 

@@ -16,6 +16,8 @@ from tt_support import LIBS, Recorder, attrs, sse_chunks
 
 import tooltap
 
+pytestmark = pytest.mark.usefixtures("tap_loop")  # both sync tap loops
+
 CORPUS = Path(__file__).parent.parent / "fixtures" / "corpus"
 SSE = (CORPUS / "openai-chat" / "stream_parallel_2calls_gpt35.body").read_bytes()
 URL = "https://gateway.internal.example/v1/chat/completions"
@@ -172,3 +174,35 @@ def test_elapsed_and_stream_type_still_work(rec: Recorder) -> None:
         response.read()
     assert response.elapsed.total_seconds() >= 0
     assert response.content == SSE
+
+
+def test_the_sync_loop_is_the_one_under_test(rec: Recorder, tap_loop: str) -> None:
+    client = _client("httpx2", False, CUTS)
+    with client:
+        response = client.send(client.build_request("POST", URL, json=REQUEST), stream=True)
+        loop = iter(response.stream)
+        assert type(loop).__name__ == ("Tap" if tap_loop == "c" else "generator")
+        assert [c for c in loop] == CUTS
+    assert len(rec.inference()) == 1
+
+
+def test_an_interrupt_in_tooltaps_step_reaches_the_app_and_ends_the_span_once(
+    rec: Recorder, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Only an ``Exception`` in tooltap's step is contained; a ``KeyboardInterrupt`` there is
+    the user's, and goes on to the app like one raised anywhere else."""
+    from tooltap._telemetry.operation import Operation
+
+    def interrupted(self: Operation, calls: Any) -> None:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(Operation, "calls_received", interrupted)
+    client = _client("httpx2", False, CUTS)
+    seen: list[bytes] = []
+    with client, pytest.raises(KeyboardInterrupt):
+        response = client.send(client.build_request("POST", URL, json=REQUEST), stream=True)
+        seen.extend(response.iter_raw())
+    assert 0 < len(seen) < len(CUTS)  # the chunk that completed a call was not handed on
+    (span,) = rec.inference()
+    assert span.status.status_code.name == "ERROR"
+    assert rec.total("tooltap.internal_errors") == 0

@@ -16,10 +16,21 @@
  * Hot(sse, reducer, fallback, cap, limit): ``StreamParser.hot()``, what the taps call for
  * every chunk. A chunk that is wholly such a run, for the reducer's ``armed`` template
  * while the decoder is ``idle``, is appended to the open run of ``Fragments`` right here,
- * as ``StreamParser.feed`` would; any other chunk goes to ``fallback`` (that ``feed``).
+ * as ``StreamParser.feed`` would (and returns None: no calls); any other chunk goes to
+ * ``fallback`` (that ``feed``). The attributes it reads per chunk are ``__slots__`` members,
+ * read at their offsets once their descriptors are known (``Slot``).
+ *
+ * Tap(stream, state, received, broken, settle): the sync tap proxy's loop
+ * (``tap_stream.TapSyncStream.__iter__``; its generator is the pure Python twin). An
+ * iterator over ``stream``'s chunks, each handed on unchanged after ``state.hot(chunk)``;
+ * calls it returns go to ``received``, an exception it raises to ``broken`` (never to the
+ * app). ``settle(end, exc)`` runs once, on the first of: exhausted, error (the exception
+ * is re-raised), ``close()`` or collection of a started iterator (``closed``), as the
+ * generator's ``GeneratorExit`` would.
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
+#include <structmember.h>
 #include <stddef.h>
 #include <string.h>
 
@@ -137,17 +148,22 @@ match_event(const unsigned char *ev, Py_ssize_t n, const char *head, Py_ssize_t 
     return size;
 }
 
+/* Spans kept on the caller's stack before collect() allocates: one read rarely holds more. */
+#define LOCAL_SPANS 16
+
 /* The (offset, length) spans of the bodies of the matching events of c[pos:n] (see the
- * header), in *spans (PyMem; *count of them, *total bytes); returns the offset after the
- * last, or -1 with MemoryError set. */
+ * header), in *spans (``local``, LOCAL_SPANS pairs, until more are needed: then PyMem,
+ * which the caller frees when *spans != local; *count of them, *total bytes); returns the
+ * offset after the last, or -1 with MemoryError set. */
 static Py_ssize_t
 collect(const unsigned char *c, Py_ssize_t pos, Py_ssize_t n, PyObject *head, PyObject *tail,
-        Py_ssize_t cap, Py_ssize_t **spans, Py_ssize_t *count, Py_ssize_t *total)
+        Py_ssize_t cap, Py_ssize_t *local, Py_ssize_t **spans, Py_ssize_t *count,
+        Py_ssize_t *total)
 {
     const char *hd = PyBytes_AS_STRING(head);
     const unsigned char *tl = (const unsigned char *)PyBytes_AS_STRING(tail);
-    Py_ssize_t h = PyBytes_GET_SIZE(head), t = PyBytes_GET_SIZE(tail), room = 0;
-    *spans = NULL;
+    Py_ssize_t h = PyBytes_GET_SIZE(head), t = PyBytes_GET_SIZE(tail), room = LOCAL_SPANS;
+    *spans = local;
     *count = *total = 0;
     while (pos < n) {
         Py_ssize_t stop = blank_line(c, pos, n);
@@ -159,15 +175,21 @@ collect(const unsigned char *c, Py_ssize_t pos, Py_ssize_t n, PyObject *head, Py
             break;
         }
         if (*count == room) {
-            room = room ? 2 * room : 16;
-            Py_ssize_t *grown = PyMem_Realloc(*spans, (size_t)room * 2 * sizeof(Py_ssize_t));
+            size_t bytes = (size_t)room * 4 * sizeof(Py_ssize_t);
+            Py_ssize_t *grown = *spans == local ? PyMem_Malloc(bytes) : PyMem_Realloc(*spans, bytes);
             if (grown == NULL) {
-                PyMem_Free(*spans);
-                *spans = NULL;
+                if (*spans != local) {
+                    PyMem_Free(*spans);
+                }
+                *spans = local;
                 PyErr_NoMemory();
                 return -1;
             }
+            if (*spans == local) {
+                memcpy(grown, local, (size_t)room * 2 * sizeof(Py_ssize_t));
+            }
             *spans = grown;
+            room *= 2;
         }
         (*spans)[2 * *count] = pos + h;
         (*spans)[2 * *count + 1] = size;
@@ -176,6 +198,14 @@ collect(const unsigned char *c, Py_ssize_t pos, Py_ssize_t n, PyObject *head, Py
         pos = stop;
     }
     return pos;
+}
+
+static void
+free_spans(Py_ssize_t *spans, Py_ssize_t *local)
+{
+    if (spans != local) {
+        PyMem_Free(spans);
+    }
 }
 
 static void
@@ -220,9 +250,9 @@ match_run(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
         return Py_BuildValue("(yn)", "", pos);
     }
     const unsigned char *c = (const unsigned char *)PyBytes_AS_STRING(chunk);
-    Py_ssize_t count, total, *spans;
-    Py_ssize_t end = collect(c, pos, PyBytes_GET_SIZE(chunk), head, tail, cap, &spans, &count,
-                             &total);
+    Py_ssize_t count, total, *spans, local[2 * LOCAL_SPANS];
+    Py_ssize_t end = collect(c, pos, PyBytes_GET_SIZE(chunk), head, tail, cap, local, &spans,
+                             &count, &total);
     if (end < 0) {
         return NULL;
     }
@@ -230,11 +260,73 @@ match_run(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
     if (joined != NULL) {
         copy_spans(PyBytes_AS_STRING(joined), c, spans, count);
     }
-    PyMem_Free(spans);
+    free_spans(spans, local);
     if (joined == NULL) {
         return NULL;
     }
     return Py_BuildValue("(Nn)", joined, end);
+}
+
+/* --- Slot: a ``__slots__`` member read at its offset -------------------------------- */
+
+/* The member ``name`` of objects of one type: ``type`` (a strong reference) is the type
+ * whose descriptor was read, NULL while unknown or when it is not a plain writable slot
+ * of a type with the generic attribute protocol (then the attribute is looked up). */
+typedef struct {
+    PyTypeObject *type;
+    Py_ssize_t offset;
+} Slot;
+
+static int
+slot_resolve(Slot *slot, PyTypeObject *tp, PyObject *name)
+{
+    Py_CLEAR(slot->type);
+    if (tp->tp_getattro != PyObject_GenericGetAttr || tp->tp_setattro != PyObject_GenericSetAttr) {
+        return 0;
+    }
+    PyObject *descr = _PyType_Lookup(tp, name); /* borrowed */
+    if (descr == NULL || !Py_IS_TYPE(descr, &PyMemberDescr_Type)) {
+        return 0;
+    }
+    PyMemberDef *member = ((PyMemberDescrObject *)descr)->d_member;
+    if (member->type != T_OBJECT_EX || (member->flags & READONLY)) {
+        return 0;
+    }
+    Py_INCREF(tp);
+    slot->type = tp;
+    slot->offset = member->offset;
+    return 1;
+}
+
+/* ``obj.name``, a new reference; NULL (no error set) when unset or unreadable. */
+static PyObject *
+slot_get(Slot *slot, PyObject *obj, PyObject *name)
+{
+    if (Py_TYPE(obj) != slot->type && !slot_resolve(slot, Py_TYPE(obj), name)) {
+        PyObject *value = PyObject_GetAttr(obj, name);
+        if (value == NULL) {
+            PyErr_Clear();
+        }
+        return value;
+    }
+    PyObject *value = *(PyObject **)((char *)obj + slot->offset);
+    Py_XINCREF(value);
+    return value;
+}
+
+/* ``obj.name = value``; 0, or -1 with an error set. */
+static int
+slot_set(Slot *slot, PyObject *obj, PyObject *name, PyObject *value)
+{
+    if (Py_TYPE(obj) != slot->type && !slot_resolve(slot, Py_TYPE(obj), name)) {
+        return PyObject_SetAttr(obj, name, value);
+    }
+    PyObject **field = (PyObject **)((char *)obj + slot->offset);
+    PyObject *old = *field;
+    Py_INCREF(value);
+    *field = value;
+    Py_XDECREF(old);
+    return 0;
 }
 
 /* --- Hot: StreamParser.feed's common case, whole ------------------------------------ */
@@ -247,6 +339,7 @@ typedef struct {
     PyObject *reducer;  /* its reducer (``armed``) */
     PyObject *fallback; /* the parser's ``feed`` */
     Py_ssize_t cap, limit;
+    Slot idle, armed, run, size;
     vectorcallfunc vectorcall;
 } HotObject;
 
@@ -256,23 +349,18 @@ static int
 hot_apply(HotObject *self, PyObject *chunk)
 {
     int done = 0;
-    PyObject *idle = PyObject_GetAttr(self->sse, str_idle);
-    if (idle == NULL) {
-        PyErr_Clear();
-        return 0;
-    }
+    PyObject *idle = slot_get(&self->idle, self->sse, str_idle);
     int is_idle = idle == Py_True;
-    Py_DECREF(idle);
+    Py_XDECREF(idle);
     if (!is_idle) {
         return 0;
     }
-    PyObject *armed = PyObject_GetAttr(self->reducer, str_armed);
+    PyObject *armed = slot_get(&self->armed, self->reducer, str_armed);
     if (armed == NULL) {
-        PyErr_Clear();
         return 0;
     }
     PyObject *run = NULL, *size_obj = NULL, *new_size = NULL;
-    Py_ssize_t count = 0, total = 0, *spans = NULL;
+    Py_ssize_t count = 0, total = 0, *spans = NULL, local[2 * LOCAL_SPANS];
     if (!PyTuple_CheckExact(armed) || PyTuple_GET_SIZE(armed) != 3
         || !template_ok(PyTuple_GET_ITEM(armed, 0), PyTuple_GET_ITEM(armed, 1))) {
         goto out;
@@ -280,7 +368,7 @@ hot_apply(HotObject *self, PyObject *chunk)
     const unsigned char *c = (const unsigned char *)PyBytes_AS_STRING(chunk);
     Py_ssize_t n = PyBytes_GET_SIZE(chunk);
     Py_ssize_t end = collect(c, 0, n, PyTuple_GET_ITEM(armed, 0), PyTuple_GET_ITEM(armed, 1),
-                             self->cap, &spans, &count, &total);
+                             self->cap, local, &spans, &count, &total);
     if (end < 0) {
         done = -1;
         goto out;
@@ -289,10 +377,9 @@ hot_apply(HotObject *self, PyObject *chunk)
         goto out;
     }
     PyObject *fragments = PyTuple_GET_ITEM(armed, 2);
-    run = PyObject_GetAttr(fragments, str_run);
-    size_obj = run == NULL ? NULL : PyObject_GetAttr(fragments, str_size);
+    run = slot_get(&self->run, fragments, str_run);
+    size_obj = run == NULL ? NULL : slot_get(&self->size, fragments, str_size);
     if (size_obj == NULL || !PyByteArray_CheckExact(run) || !PyLong_CheckExact(size_obj)) {
-        PyErr_Clear();
         goto out;
     }
     Py_ssize_t size = PyLong_AsSsize_t(size_obj);
@@ -313,7 +400,7 @@ hot_apply(HotObject *self, PyObject *chunk)
         done = -1;
         goto out;
     }
-    if (PyObject_SetAttr(fragments, str_size, new_size) < 0) { /* undo: nothing changed */
+    if (slot_set(&self->size, fragments, str_size, new_size) < 0) { /* undo: nothing changed */
         PyErr_Clear();
         if (PyByteArray_Resize(run, old) < 0) {
             done = -1;
@@ -323,7 +410,9 @@ hot_apply(HotObject *self, PyObject *chunk)
     copy_spans(PyByteArray_AS_STRING(run) + old, c, spans, count);
     done = 1;
 out:
-    PyMem_Free(spans);
+    if (spans != NULL) {
+        free_spans(spans, local);
+    }
     Py_XDECREF(new_size);
     Py_XDECREF(size_obj);
     Py_XDECREF(run);
@@ -345,7 +434,7 @@ hot_vectorcall(PyObject *op, PyObject *const *args, size_t nargsf, PyObject *kwn
             return NULL;
         }
         if (done) {
-            return PyList_New(0);
+            Py_RETURN_NONE;
         }
     }
     return PyObject_Vectorcall(self->fallback, args, 1, NULL);
@@ -361,7 +450,7 @@ hot_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
                                      &cap, &limit)) {
         return NULL;
     }
-    HotObject *self = (HotObject *)type->tp_alloc(type, 0);
+    HotObject *self = (HotObject *)type->tp_alloc(type, 0); /* zeroed: no Slot known yet */
     if (self == NULL) {
         return NULL;
     }
@@ -383,6 +472,10 @@ hot_traverse(HotObject *self, visitproc visit, void *arg)
     Py_VISIT(self->sse);
     Py_VISIT(self->reducer);
     Py_VISIT(self->fallback);
+    Py_VISIT(self->idle.type);
+    Py_VISIT(self->armed.type);
+    Py_VISIT(self->run.type);
+    Py_VISIT(self->size.type);
     return 0;
 }
 
@@ -392,6 +485,10 @@ hot_clear(HotObject *self)
     Py_CLEAR(self->sse);
     Py_CLEAR(self->reducer);
     Py_CLEAR(self->fallback);
+    Py_CLEAR(self->idle.type);
+    Py_CLEAR(self->armed.type);
+    Py_CLEAR(self->run.type);
+    Py_CLEAR(self->size.type);
     return 0;
 }
 
@@ -408,8 +505,8 @@ static PyTypeObject HotType = {
     .tp_name = "tooltap._core._speedups.Hot",
     .tp_doc = "Hot(sse, reducer, fallback, cap, limit): call with a chunk. A chunk that is\n"
               "wholly a run of the reducer's armed deltas, with the decoder idle, is appended\n"
-              "to the open run here (StreamParser.feed's common case); any other goes to\n"
-              "fallback (the parser's feed).",
+              "to the open run here (StreamParser.feed's common case; returns None); any\n"
+              "other goes to fallback (the parser's feed).",
     .tp_basicsize = sizeof(HotObject),
     .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC | Py_TPFLAGS_HAVE_VECTORCALL,
     .tp_new = hot_new,
@@ -418,6 +515,255 @@ static PyTypeObject HotType = {
     .tp_clear = (inquiry)hot_clear,
     .tp_call = PyVectorcall_Call,
     .tp_vectorcall_offset = offsetof(HotObject, vectorcall),
+};
+
+/* --- Tap: the sync tap proxy's loop ------------------------------------------------- */
+
+static PyObject *str_hot, *str_exhausted, *str_closed, *str_error;
+
+typedef struct {
+    PyObject_HEAD
+    PyObject *stream;   /* the wrapped stream, until the first next() takes its iterator */
+    PyObject *inner;    /* that iterator, until the end */
+    PyObject *state;    /* the TapState: ``hot`` read per chunk */
+    PyObject *received; /* op.calls_received */
+    PyObject *broken;   /* state.broken */
+    PyObject *settle;   /* settle(end, exc): never raises (tooltap's quietly) */
+    Slot hot;
+    int started, done;
+} TapObject;
+
+/* The end: ``settle(end, exc)`` once, then let go of the stream; an error set by the
+ * caller is kept as it was. */
+static void
+tap_end(TapObject *self, PyObject *end, PyObject *exc)
+{
+    self->done = 1;
+    PyObject *type, *value, *tb;
+    PyErr_Fetch(&type, &value, &tb);
+    PyObject *result = PyObject_CallFunctionObjArgs(self->settle, end, exc, NULL);
+    if (result == NULL) {
+        PyErr_Clear();
+    }
+    Py_XDECREF(result);
+    Py_CLEAR(self->inner);
+    Py_CLEAR(self->stream);
+    PyErr_Restore(type, value, tb);
+}
+
+/* The exception set now, normalized (with its traceback attached): fetched into the three. */
+static void
+fetch(PyObject **type, PyObject **value, PyObject **tb)
+{
+    PyErr_Fetch(type, value, tb);
+    PyErr_NormalizeException(type, value, tb);
+    if (*tb != NULL) {
+        PyException_SetTraceback(*value, *tb);
+    }
+}
+
+/* The stream (or the app, through a BaseException in tooltap's code) broke the read:
+ * settle as ``error`` with the exception, which stays set for the app. */
+static void
+tap_failed(TapObject *self)
+{
+    PyObject *type, *value, *tb;
+    fetch(&type, &value, &tb);
+    PyErr_Restore(type, value, tb);
+    Py_INCREF(value);
+    tap_end(self, str_error, value);
+    Py_DECREF(value);
+}
+
+/* tooltap's own step raised: an Exception goes to ``broken`` and is cleared (1); any
+ * other BaseException (KeyboardInterrupt) stays set (0), as the generator lets it out. */
+static int
+tap_contained(TapObject *self)
+{
+    if (!PyErr_ExceptionMatches(PyExc_Exception)) {
+        return 0;
+    }
+    PyObject *type, *value, *tb;
+    fetch(&type, &value, &tb);
+    PyObject *result = PyObject_CallOneArg(self->broken, value);
+    if (result == NULL) {
+        PyErr_Clear();
+    }
+    Py_XDECREF(result);
+    Py_XDECREF(type);
+    Py_XDECREF(value);
+    Py_XDECREF(tb);
+    return 1;
+}
+
+/* ``state.hot(chunk)`` and the calls it returns to ``received``; 0, or -1 with a
+ * BaseException set that must reach the app. */
+static int
+tap_step(TapObject *self, PyObject *chunk)
+{
+    PyObject *hot = slot_get(&self->hot, self->state, str_hot);
+    if (hot == NULL) {
+        return 0;
+    }
+    PyObject *calls = PyObject_Vectorcall(hot, &chunk, 1, NULL);
+    Py_DECREF(hot);
+    if (calls == NULL) {
+        return tap_contained(self) ? 0 : -1;
+    }
+    int any = calls == Py_None ? 0
+              : PyList_CheckExact(calls) ? PyList_GET_SIZE(calls) > 0
+                                         : PyObject_IsTrue(calls);
+    PyObject *result = any > 0 ? PyObject_CallOneArg(self->received, calls) : Py_None;
+    Py_DECREF(calls);
+    if (result == NULL || any < 0) {
+        return tap_contained(self) ? 0 : -1;
+    }
+    if (result != Py_None) {
+        Py_DECREF(result);
+    }
+    return 0;
+}
+
+static PyObject *
+tap_next(TapObject *self)
+{
+    if (self->done) {
+        return NULL;
+    }
+    if (!self->started) {
+        self->started = 1;
+        self->inner = PyObject_GetIter(self->stream);
+        Py_CLEAR(self->stream);
+        if (self->inner == NULL) {
+            tap_failed(self);
+            return NULL;
+        }
+    }
+    PyObject *chunk = PyIter_Next(self->inner);
+    if (chunk == NULL) {
+        if (PyErr_Occurred()) {
+            tap_failed(self);
+        } else {
+            tap_end(self, str_exhausted, Py_None);
+        }
+        return NULL;
+    }
+    if (tap_step(self, chunk) < 0) {
+        Py_DECREF(chunk);
+        tap_failed(self);
+        return NULL;
+    }
+    return chunk;
+}
+
+static PyObject *
+tap_close(TapObject *self, PyObject *unused)
+{
+    (void)unused;
+    if (!self->done) {
+        if (self->started) {
+            tap_end(self, str_closed, Py_None);
+        } else { /* as a generator closed before it ran: nothing was read, nothing to settle */
+            self->done = 1;
+            Py_CLEAR(self->stream);
+        }
+    }
+    Py_RETURN_NONE;
+}
+
+static void
+tap_finalize(TapObject *self)
+{
+    if (self->started && !self->done) {
+        tap_end(self, str_closed, Py_None); /* keeps any error set: safe in a finalizer */
+    }
+}
+
+static PyObject *
+tap_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
+{
+    PyObject *stream, *state, *received, *broken, *settle;
+    static char *names[] = {"stream", "state", "received", "broken", "settle", NULL};
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "OOOOO:Tap", names, &stream, &state,
+                                     &received, &broken, &settle)) {
+        return NULL;
+    }
+    TapObject *self = (TapObject *)type->tp_alloc(type, 0);
+    if (self == NULL) {
+        return NULL;
+    }
+    Py_INCREF(stream);
+    Py_INCREF(state);
+    Py_INCREF(received);
+    Py_INCREF(broken);
+    Py_INCREF(settle);
+    self->stream = stream;
+    self->state = state;
+    self->received = received;
+    self->broken = broken;
+    self->settle = settle;
+    return (PyObject *)self;
+}
+
+static int
+tap_traverse(TapObject *self, visitproc visit, void *arg)
+{
+    Py_VISIT(self->stream);
+    Py_VISIT(self->inner);
+    Py_VISIT(self->state);
+    Py_VISIT(self->received);
+    Py_VISIT(self->broken);
+    Py_VISIT(self->settle);
+    Py_VISIT(self->hot.type);
+    return 0;
+}
+
+static int
+tap_clear(TapObject *self)
+{
+    Py_CLEAR(self->stream);
+    Py_CLEAR(self->inner);
+    Py_CLEAR(self->state);
+    Py_CLEAR(self->received);
+    Py_CLEAR(self->broken);
+    Py_CLEAR(self->settle);
+    Py_CLEAR(self->hot.type);
+    return 0;
+}
+
+static void
+tap_dealloc(TapObject *self)
+{
+    if (PyObject_CallFinalizerFromDealloc((PyObject *)self) < 0) {
+        return; /* resurrected by its finalizer */
+    }
+    PyObject_GC_UnTrack(self);
+    tap_clear(self);
+    Py_TYPE(self)->tp_free((PyObject *)self);
+}
+
+static PyMethodDef tap_methods[] = {
+    {"close", (PyCFunction)tap_close, METH_NOARGS,
+     "Stop: settle as closed if reading had started (a generator's close())."},
+    {NULL, NULL, 0, NULL},
+};
+
+static PyTypeObject TapType = {
+    PyVarObject_HEAD_INIT(NULL, 0)
+    .tp_name = "tooltap._core._speedups.Tap",
+    .tp_doc = "Tap(stream, state, received, broken, settle): iterate stream's chunks, each\n"
+              "handed on unchanged after state.hot(chunk); its calls go to received, its\n"
+              "exceptions to broken; settle(end, exc) runs once at the end.",
+    .tp_basicsize = sizeof(TapObject),
+    .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC,
+    .tp_new = tap_new,
+    .tp_dealloc = (destructor)tap_dealloc,
+    .tp_traverse = (traverseproc)tap_traverse,
+    .tp_clear = (inquiry)tap_clear,
+    .tp_iter = PyObject_SelfIter,
+    .tp_iternext = (iternextfunc)tap_next,
+    .tp_methods = tap_methods,
+    .tp_finalize = (destructor)tap_finalize,
 };
 
 static PyMethodDef methods[] = {
@@ -438,17 +784,20 @@ PyInit__speedups(void)
     str_armed = PyUnicode_InternFromString("armed");
     str_run = PyUnicode_InternFromString("run");
     str_size = PyUnicode_InternFromString("size");
+    str_hot = PyUnicode_InternFromString("hot");
+    str_exhausted = PyUnicode_InternFromString("exhausted");
+    str_closed = PyUnicode_InternFromString("closed");
+    str_error = PyUnicode_InternFromString("error");
     if (str_idle == NULL || str_armed == NULL || str_run == NULL || str_size == NULL
-        || PyType_Ready(&HotType) < 0) {
+        || str_hot == NULL || str_exhausted == NULL || str_closed == NULL || str_error == NULL
+        || PyType_Ready(&HotType) < 0 || PyType_Ready(&TapType) < 0) {
         return NULL;
     }
     PyObject *m = PyModule_Create(&module);
     if (m == NULL) {
         return NULL;
     }
-    Py_INCREF(&HotType);
-    if (PyModule_AddObject(m, "Hot", (PyObject *)&HotType) < 0) {
-        Py_DECREF(&HotType);
+    if (PyModule_AddType(m, &HotType) < 0 || PyModule_AddType(m, &TapType) < 0) {
         Py_DECREF(m);
         return NULL;
     }

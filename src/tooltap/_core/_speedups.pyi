@@ -1,4 +1,4 @@
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any
 
 def match_run(
@@ -10,3 +10,15 @@ class Hot:
         self, sse: Any, reducer: Any, fallback: Callable[[bytes], Any], cap: int, limit: int
     ) -> None: ...
     def __call__(self, chunk: bytes, /) -> Any: ...
+
+class Tap(Iterator[bytes]):
+    def __init__(
+        self,
+        stream: Any,
+        state: Any,
+        received: Callable[[Any], Any],
+        broken: Callable[[Exception], Any],
+        settle: Callable[[str, BaseException | None], Any],
+    ) -> None: ...
+    def __next__(self) -> bytes: ...
+    def close(self) -> None: ...

@@ -17,7 +17,7 @@ __all__ = ["StreamParser", "parse_response"]
 
 _log = logging.getLogger("tooltap")
 
-Hot: Callable[..., Callable[[bytes], list[ToolCall]]] | None
+Hot: Callable[..., Callable[[bytes], list[ToolCall] | None]] | None
 try:
     from ._speedups import Hot
 except ImportError:  # pragma: no cover - built wherever a C compiler is
@@ -99,11 +99,12 @@ class StreamParser:
             return self._rest(fast, chunk, 0, offered=True)
         return self._rest(fast, chunk, pos, offered=False)
 
-    def hot(self) -> Callable[[bytes], list[ToolCall]]:
-        """A callable with ``feed``'s effect and result, for a caller that feeds every chunk:
-        with the C speedup built, a chunk that is wholly a run of armed deltas is applied
-        in one C call (no Python frame); any other chunk goes to ``feed``. The parser does
-        not keep it (no reference cycle). A dialect that never arms gets ``feed`` itself."""
+    def hot(self) -> Callable[[bytes], list[ToolCall] | None]:
+        """A callable with ``feed``'s effect and result (None for no calls), for a caller
+        that feeds every chunk: with the C speedup built, a chunk that is wholly a run of
+        armed deltas is applied in one C call (no Python frame, no list); any other chunk
+        goes to ``feed``. The parser does not keep it (no reference cycle). A dialect that
+        never arms gets ``feed`` itself."""
         if Hot is None or getattr(type(self._reducer), "armed", None) is None:
             return self.feed
         return Hot(self._sse, self._reducer, self.feed, self._cap, self._limit)

@@ -1,15 +1,19 @@
 """Response-body taps: proxies for httpx/httpx2 ``response.stream`` that see every chunk.
 
-Each chunk goes to the app unchanged, right after one cheap ``feed`` (the chunk is
+Each chunk goes to the app unchanged, right after one cheap ``hot`` (the chunk is
 never copied, buffered or delayed beyond that). The tap settles its operation
 exactly once, on the first of: the body exhausted, closed (``close``/``aclose``),
 broken by an exception, or the proxy garbage-collected unread (``weakref.finalize``;
 the state it calls holds no reference to the proxy or the response, so no cycle).
+
+The sync loop is the C ``Tap`` iterator where the speedup is built (no Python frame per
+chunk); ``TapSyncStream._loop``, the generator, is its pure Python twin.
 """
 
 from __future__ import annotations
 
 import asyncio
+import functools
 import json
 import weakref
 import zlib
@@ -23,6 +27,12 @@ from .._core.model import ErrorClass, Problem, RequestInfo, ToolCall
 from .._core.stream import StreamParser, parse_response
 from .._telemetry.operation import Operation
 from .quietly import quietly, report
+
+Tap: Callable[..., Iterator[bytes]] | None
+try:
+    from .._core._speedups import Tap
+except ImportError:  # built without a C compiler: the generator below
+    Tap = None
 
 __all__ = ["TapAsyncStream", "TapState", "TapSyncStream"]
 
@@ -227,6 +237,13 @@ class TapSyncStream(_Observed):
 
     def __iter__(self) -> Iterator[bytes]:
         state = self._self_state
+        if Tap is not None:
+            settle = functools.partial(quietly, state.finish)
+            return Tap(self.__wrapped__, state, state.op.calls_received, state.broken, settle)
+        return self._loop(state)
+
+    def _loop(self, state: TapState) -> Iterator[bytes]:
+        """The loop in Python: ``Tap``'s twin, with the same settle-once semantics."""
         try:
             for chunk in self.__wrapped__:
                 try:
