@@ -10,6 +10,15 @@ a percent where the CPU-time benchmark of a shared machine wobbles by ten percen
 ``--noop`` also counts tooltap over OpenTelemetry's no-op providers: its own work,
 without what the SDK spends on the spans and metric points it is given.
 
+``--replay`` counts over recorded responses (``benchmarks._replay``): the case runs once
+over the socket, outside valgrind, and every counted process reads those same chunks, one
+event per read, from its own transport. Counted over the socket, a client slowed down by
+valgrind gets several events per read, as many as the machine's load allows at that
+moment; bare and instrumented processes then read differently, which moved the added
+instructions by millions between counts of the same code. The replay leaves out the socket
+and HTTP work (the same in both modes), so its base is smaller: the socket count's bare
+figure is the one to take a ratio over.
+
 ``--fragments 4 8`` runs the workload at each argument fragment size (4-character
 fragments: ~1,500 events; 8: ~760) and also prints the *marginal* cost per SSE event,
 the difference of tooltap's added instructions over the difference of event counts:
@@ -31,6 +40,7 @@ import re
 import shutil
 import subprocess
 import sys
+import tempfile
 import warnings
 from pathlib import Path
 from typing import Any
@@ -53,6 +63,11 @@ def _child(name: str, mode: str, count: int, url: str) -> None:
     from ._otel import Toggle
 
     warnings.simplefilter("ignore")
+    replay = os.environ.get("TOOLTAP_BENCH_REPLAY")
+    if replay:
+        from ._replay import install
+
+        install(Path(replay))
     case = _case(name)
     toggle = Toggle()
     client = case.make(url)
@@ -73,13 +88,15 @@ def _child(name: str, mode: str, count: int, url: str) -> None:
     toggle.close()
 
 
-def _instructions(name: str, mode: str, count: int, url: str) -> int:
+def _instructions(name: str, mode: str, count: int, url: str, replay: Path | None) -> int:
     argv = ["valgrind", "--tool=cachegrind", "--cache-sim=no", "--cachegrind-out-file=/dev/null"]
     argv += [sys.executable, "-m", "benchmarks._instructions", "--child", name, mode, str(count)]
     # Same hashing in every run; the span processor's timer off (its wake-ups follow the
     # wall clock, which valgrind stretches with the machine's load): spans are exported
     # when the process closes the providers, inside the count.
     env = {**os.environ, "PYTHONHASHSEED": "0", "OTEL_BSP_SCHEDULE_DELAY": "86400000"}
+    if replay is not None:
+        env["TOOLTAP_BENCH_REPLAY"] = str(replay)
     run = subprocess.run(
         argv + [url], cwd=_ROOT, env=env, capture_output=True, text=True, check=True
     )
@@ -118,14 +135,19 @@ def _events(name: str, url: str) -> int:
 
 
 def _per_request(
-    name: str, requests: int, workload: dict[str, int], modes: tuple[str, ...]
+    name: str, requests: int, workload: dict[str, int], modes: tuple[str, ...], replay: bool
 ) -> tuple[dict[str, float], int]:
     """Instructions per request of each mode, and events per response."""
-    with SimProcess(**workload) as sim:
+    with SimProcess(**workload) as sim, tempfile.TemporaryDirectory() as tmp:
+        recorded = Path(tmp) / "responses.pickle" if replay else None
+        if recorded is not None:
+            from ._replay import record
+
+            record(_case(name), sim.url, recorded)
         per = {}
         for mode in modes:
-            start = _instructions(name, mode, 0, sim.url)
-            end = _instructions(name, mode, requests, sim.url)
+            start = _instructions(name, mode, 0, sim.url, recorded)
+            end = _instructions(name, mode, requests, sim.url, recorded)
             per[mode] = (end - start) / requests
         return per, _events(name, sim.url)
 
@@ -140,6 +162,7 @@ def main(argv: list[str] | None = None) -> None:
         "--fragments", type=int, nargs=2, metavar=("A", "B"), help="two fragment sizes"
     )
     parser.add_argument("--noop", action="store_true", help="also tooltap over no-op providers")
+    parser.add_argument("--replay", action="store_true", help="count over recorded responses")
     parser.add_argument("--child", nargs=4, metavar=("CASE", "MODE", "N", "URL"), help="internal")
     args = parser.parse_args(argv)
     if args.child:
@@ -155,7 +178,7 @@ def main(argv: list[str] | None = None) -> None:
     runs = []
     for fragment in args.fragments or (base["fragment"],):
         workload = {**base, "fragment": fragment}
-        per, events = _per_request(args.case, args.requests, workload, modes)
+        per, events = _per_request(args.case, args.requests, workload, modes, args.replay)
         bare, tooltap = per["bare"], per["tooltap"]
         added = tooltap - bare
         runs.append((added, events))
