@@ -4,8 +4,10 @@ Under valgrind the client runs some fifty times slower than the simulator, so th
 hands it several events per read, and how many depends on the machine's load at that
 moment: two counts of the same code then differ by millions of instructions (the SDKs and
 tooltap both do less per event when events arrive together). ``record`` runs a case once,
-outside valgrind, over the real socket, and keeps each response as the client read it
-(status, headers, chunks: one event per read, as a client keeping up sees them).
+outside valgrind, over the real socket, and keeps each response (status, headers, body),
+an event stream cut into one chunk per event: what a client reads from a provider that
+generates tokens more slowly than the client parses them, the common case (the simulator
+sends as fast as it can, so how the recording's own reads fell says little).
 ``install`` then makes the httpx/httpx2 transports of a counted process serve those
 recordings, with fresh tool-call ids for every response (the same ids again would be
 history re-sends to tooltap, a cheaper path). What it leaves out is the socket and
@@ -27,6 +29,12 @@ _LIBS = ("httpx", "httpx2")
 _IDS = re.compile(rb"(?:toolu_|call_|fc_)[A-Za-z0-9]{16,}")
 #: (method, path, streamed) -> (status, headers, chunks)
 Recording = dict[tuple[str, str, bool], tuple[int, list[tuple[str, str]], list[bytes]]]
+
+
+def _by_event(chunks: list[bytes]) -> list[bytes]:
+    """An event stream's bytes, one chunk per event (what is left after the last, last)."""
+    events = b"".join(chunks).split(b"\n\n")
+    return [e + b"\n\n" for e in events[:-1]] + ([events[-1]] if events[-1] else [])
 
 
 def _key(request: Any) -> tuple[str, str, bool]:
@@ -55,6 +63,9 @@ def record(case: Any, url: str, path: Path) -> None:
     finally:
         for transport, method, original in undo:
             setattr(transport, method, original)
+    for key, (status, headers, chunks) in recording.items():
+        sse = any(k.lower() == "content-type" and v.startswith("text/event-stream") for k, v in headers)
+        recording[key] = (status, headers, _by_event(chunks) if sse else chunks)
     path.write_bytes(pickle.dumps(recording))
 
 

@@ -1,10 +1,12 @@
 """The instruction counts' replay (``benchmarks._replay``): a case recorded once over the
-socket reads the same chunks again from a process with no server, each response with tool
-calls of its own ids (else tooltap would see history re-sends, a cheaper path)."""
+socket reads the same chunks again from a process with no server, one event per chunk, each
+response with tool calls of its own ids (else tooltap would see history re-sends, a cheaper
+path)."""
 
 from __future__ import annotations
 
 import json
+import pickle
 import subprocess
 import sys
 import textwrap
@@ -54,6 +56,9 @@ def test_recorded_responses_replay_with_fresh_call_ids(tmp_path: Path, name: str
         client = case.make(sim.url)
         live = case.run(client)[0]
         record(case, sim.url, path)
+    for _, headers, chunks in pickle.loads(path.read_bytes()).values():
+        if dict(headers).get("content-type", "").startswith("text/event-stream"):
+            assert all(c.count(b"\n\n") == 1 and c.endswith(b"\n\n") for c in chunks)
     code = textwrap.dedent(READ.format(path=str(path), name=name))
     run = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True,
                          timeout=120, check=False)  # fmt: skip
