@@ -613,13 +613,16 @@ tap_step(TapObject *self, PyObject *chunk)
     int any = calls == Py_None ? 0
               : PyList_CheckExact(calls) ? PyList_GET_SIZE(calls) > 0
                                          : PyObject_IsTrue(calls);
-    PyObject *result = any > 0 ? PyObject_CallOneArg(self->received, calls) : Py_None;
-    Py_DECREF(calls);
-    if (result == NULL || any < 0) {
-        return tap_contained(self) ? 0 : -1;
+    if (any > 0) {
+        PyObject *result = PyObject_CallOneArg(self->received, calls);
+        if (result == NULL) {
+            any = -1;
+        }
+        Py_XDECREF(result);
     }
-    if (result != Py_None) {
-        Py_DECREF(result);
+    Py_DECREF(calls);
+    if (any < 0) {
+        return tap_contained(self) ? 0 : -1;
     }
     return 0;
 }
