@@ -167,7 +167,7 @@ def _serve_forever(out: TextIO) -> None:
         f"\nServing http://{address[0]}:{address[1]}/metrics; Ctrl-C to stop.", file=out, flush=True
     )
     try:
-        while True:
-            time.sleep(3600)
+        while True:  # short sleeps: a SIGINT that another thread received is handled soon
+            time.sleep(0.5)
     except KeyboardInterrupt:
         pass

@@ -21,8 +21,12 @@ def main(argv: list[str] | None = None) -> None:
         print(f"  OpenAI base_url:    {sim.openai_base_url}", flush=True)
         print(f"  Anthropic base_url: {sim.anthropic_base_url}", flush=True)
         print(f"  Google base_url:    {sim.google_base_url}", flush=True)
+        forever = threading.Event()
         try:
-            threading.Event().wait()
+            # Timed waits: the OS may hand SIGINT to a server thread, and Python runs its
+            # handler in the main thread only once that thread wakes up.
+            while not forever.wait(0.5):
+                pass
         except KeyboardInterrupt:
             print("stopping", flush=True)
 
