@@ -10,6 +10,7 @@ import subprocess
 import sys
 import threading
 import time
+from typing import Any
 
 import httpx2
 import pytest
@@ -103,11 +104,14 @@ def test_big_stream_for_benchmarks(http: httpx2.Client) -> None:
     assert elapsed < 10
 
 
-def test_cli_prints_the_url_and_serves(http: httpx2.Client) -> None:
+@pytest.mark.parametrize("sigint", [signal.SIG_DFL, signal.SIG_IGN], ids=["default", "ignored"])
+def test_cli_prints_the_url_and_serves(http: httpx2.Client, sigint: Any) -> None:
+    """Ctrl-C stops it, also when its parent left SIGINT ignored (a background job)."""
     process = subprocess.Popen(
         [sys.executable, "-m", "tooltap.simulator", "--port", "0"],
         stdout=subprocess.PIPE,
         text=True,
+        preexec_fn=lambda: signal.signal(signal.SIGINT, sigint),  # noqa: PLW1509
     )
     try:
         assert process.stdout is not None

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import signal
 import threading
 
 from . import Simulator
@@ -15,6 +16,9 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--fragment", type=int, default=8, help="argument characters per event")
     parser.add_argument("--seed", type=int, default=0, help="seed for the generated ids")
     options = parser.parse_args(argv)
+    # Ctrl-C stops it even when started from a shell that ran it with SIGINT ignored (a
+    # background job without job control): Python keeps an inherited SIG_IGN otherwise.
+    signal.signal(signal.SIGINT, signal.default_int_handler)
     sim = Simulator(fragment=options.fragment, seed=options.seed, port=options.port)
     with sim:
         print(f"tooltap simulator listening on {sim.url}", flush=True)
