@@ -477,11 +477,12 @@ def test_loads_str_is_json_loads(text: str) -> None:
     )
 
 
-def test_the_python_match_gives_the_same_parse() -> None:
+@pytest.mark.parametrize("dialect", sorted(STREAMS))
+def test_the_python_match_gives_the_same_parse(dialect: str) -> None:
     """Where the C speedup is not built, armed runs are taken by ``_match_run``."""
     text = json.dumps(ARGS, ensure_ascii=False)
     calls = [("write", fragments(text, 4)), ("read", fragments('{"k": "v"}', 3))]
-    body = anthropic_stream(calls, False)
+    body = STREAMS[dialect](calls, False)
     taken = []
 
     def match(chunk: bytes, pos: int, head: bytes, tail: bytes, cap: int) -> Run:
@@ -497,18 +498,22 @@ def test_the_python_match_gives_the_same_parse() -> None:
         "coalesced": coalesced,
         "cut": cut(body, list(range(5, len(body), 37))),
         "reads of 300 bytes": cut(body, list(range(300, len(body), 300))),
+        "reads of 1000 bytes": cut(body, list(range(1000, len(body), 1000))),
     }
     counts = {}
     for way, chunks in ways.items():
         taken.clear()
-        parser = StreamParser("anthropic.messages")
+        parser = StreamParser(dialect)
         parser._match = match
-        assert run(parser, chunks) == run(slow("anthropic.messages"), chunks)
+        assert run(parser, chunks) == run(slow(dialect), chunks)
         counts[way] = list(taken)
-    assert sum(counts["by event"]) >= deltas - len(calls)  # all but each call's first
-    assert max(counts["coalesced"]) >= deltas // 2  # a call's deltas taken in one step
+    # Responses: the deltas in the usual key order, every other one in this stream
+    share = 2 if dialect == "openai.responses" else 1
+    assert sum(counts["by event"]) >= deltas // share - 2 * len(calls)  # all but the first
+    if share == 1:
+        assert max(counts["coalesced"]) >= deltas // 2  # a call's deltas taken in one step
     # reads that cut events: the decoder finishes the cut event, then the hot path goes on
-    assert sum(counts["reads of 300 bytes"]) >= deltas // 3
+    assert sum(counts["reads of 1000 bytes"]) >= deltas // (3 * share)
 
 
 def test_hot_is_the_c_callable_and_takes_whole_runs() -> None:
@@ -537,3 +542,42 @@ def test_hot_is_the_c_callable_and_takes_whole_runs() -> None:
     assert len(left) == 3 < len(deltas)  # feed got the first two (no run yet), and odd
     assert type(left[-1]) is bytearray  # not bytes: feed decides
     assert [c.args for c in parser.close().calls] == [ARGS]
+
+
+@pytest.mark.parametrize("dialect", sorted(STREAMS))
+def test_hot_takes_each_dialects_deltas_whatever_their_random_padding(dialect: str) -> None:
+    """Every dialect arms ``Hot``: OpenAI's argument deltas differ from event to event in
+    their ``obfuscation`` value (and Responses' in ``sequence_number``), which the template
+    holds as slots. Only a call's first delta, and (Responses) the deltas in the other key
+    order, reach ``feed``."""
+    text = json.dumps(ARGS, ensure_ascii=False)
+    calls = [("write", fragments(text, 4)), ("read", fragments('{"k": "v", "n": 12}', 3))]
+    events = by_event(STREAMS[dialect](calls, False))
+    parser = StreamParser(dialect)
+    fed: dict[int, bytes] = {}
+    fast, match = parser._fast, parser._match
+    assert fast is not None
+
+    def fast_seen(chunk: bytes) -> bool:
+        fed[id(chunk)] = chunk
+        return fast(chunk)
+
+    def match_seen(chunk: bytes, pos: int, head: bytes, tail: bytes, cap: int) -> Run:
+        fed[id(chunk)] = chunk
+        return match(chunk, pos, head, tail, cap)
+
+    parser._fast, parser._match = fast_seen, match_seen
+    hot = parser.hot()
+    assert type(hot).__name__ == "Hot"
+    for chunk in events:
+        hot(chunk)
+    assert [c.args for c in parser.close().calls] == [ARGS, {"k": "v", "n": 12}]
+    marker = {"openai.chat": b'"arguments":"', "anthropic.messages": b"input_json_delta"}
+    marker["openai.responses"] = b'"sequence_number"'  # the usual order's deltas come first
+    deltas = [e for e in events if marker[dialect] in e and b"delta" in e]
+    deltas = [e for e in deltas if b'"arguments":""' not in e and b'"partial_json":""' not in e]
+    if dialect == "openai.responses":
+        deltas = [e for e in deltas if e.find(b'"sequence_number"') < e.find(b'"delta":"')]
+    reached = [e for e in deltas if id(e) in fed]
+    assert len(deltas) > 10
+    assert len(reached) <= len(calls)  # the first of each call (Chat: of the stream)

@@ -4,7 +4,9 @@ The reference is the definition, written another way: events end at blank lines;
 ``pos``, each event of at most ``cap`` bytes that is head + body + rest, where the body is
 UTF-8 that ``json.loads`` (strict) takes between quotes and the rest is ``tail`` once the
 spaces and tabs outside its strings and before its first newline are taken out, gives
-its body, until the first event that is not.
+its body, until the first event that is not. A slot byte of head or tail takes the
+longest integer of at most 9 digits (just ``0`` when it starts with one) / the longest
+run of printable ASCII other than quote and backslash.
 """
 
 from __future__ import annotations
@@ -53,13 +55,39 @@ def unpadded(rest: bytes) -> bytes:
     return bytes(out)
 
 
+PRINTABLE = {byte for byte in range(0x20, 0x7F)} - {ord('"'), ord("\\")}
+
+
+def filled(text: bytes, template: bytes) -> int | None:
+    """How much of the start of ``text`` is ``template`` with its slots filled."""
+    at = 0
+    for byte in template:
+        if byte == 1:
+            digits = len(text[at:]) - len(text[at:].lstrip(b"0123456789"))
+            if not digits:
+                return None
+            at += 1 if text[at] == ord("0") else min(digits, 9)
+        elif byte == 2:
+            while at < len(text) and text[at] in PRINTABLE:
+                at += 1
+        elif text[at : at + 1] != bytes((byte,)):
+            return None
+        else:
+            at += 1
+    return at
+
+
 def reference(chunk: bytes, head: bytes, tail: bytes) -> bytes | None:
-    if not chunk.startswith(head):
+    start = filled(chunk, head)
+    if start is None:
         return None
-    for end in range(len(head), len(chunk)):
-        if chunk[end] != ord('"') or unpadded(chunk[end:]) != tail:
+    for end in range(start, len(chunk)):
+        if chunk[end] != ord('"'):
             continue
-        body = chunk[len(head) : end]
+        rest = unpadded(chunk[end:])
+        if filled(rest, tail) != len(rest):
+            continue
+        body = chunk[start:end]
         try:
             value = json.loads('"' + body.decode("utf-8") + '"', strict=True)
         except ValueError:
@@ -117,6 +145,48 @@ def test_c_and_python_agree_with_the_definition(
     )
     both(chunk + rest, 0, HEAD, tail, cap)
     both(chunk, pos, HEAD, tail, cap)
+
+
+#: OpenAI's delta events: a sequence number in the head, a random string in the tail.
+SLOT_HEAD = b'event: d\ndata: {"n":\x01,"id":"\x02","delta":"'
+SLOT_TAILS = [b'","obfuscation":"\x02"}\n\n', b'","n":\x01}\n\n', b'"}\n\n']
+INTS = [b"0", b"7", b"12", b"123456789", b"1234567890", b"01", b"", b"-1", b" 3"]
+PLAINS = [b"", b"abc", b"a b", b'a"b', b"a\\b", "é".encode(), b"a\tb", b"~!#"]
+
+
+@settings(max_examples=1000)
+@given(
+    st.lists(
+        st.tuples(
+            st.sampled_from(INTS), st.sampled_from(PLAINS), st.lists(st.sampled_from(PIECES), max_size=4),
+            st.sampled_from(INTS), st.sampled_from(PLAINS), st.sampled_from(SLOT_TAILS), st.booleans(),
+        ),
+        max_size=4,
+    ),
+    st.sampled_from(SLOT_TAILS),
+)
+def test_slots_stand_for_what_changes_from_event_to_event(
+    events: list[tuple[bytes, bytes, list[bytes], bytes, bytes, bytes, bool]], tail: bytes
+) -> None:
+    chunk = b""
+    for n, ident, pieces, m, obfuscation, shape, padded in events:
+        rest = shape.replace(b"\x02", obfuscation).replace(b"\x01", m)
+        if padded:
+            rest = rest.replace(b"}", b" } ")
+        head = SLOT_HEAD.replace(b"\x01", n).replace(b"\x02", ident)
+        chunk += head + b"".join(pieces) + rest
+    both(chunk, 0, SLOT_HEAD, tail)
+
+
+def test_a_run_with_slots() -> None:
+    events = b"".join(
+        b'event: d\ndata: {"n":%d,"id":"fc_1","delta":"p%d","obfuscation":"x%dy"}\n\n' % (n, n, n)
+        for n in range(30)
+    )
+    raw, end = both(events, 0, SLOT_HEAD, SLOT_TAILS[0])
+    assert raw == b"".join(b"p%d" % n for n in range(30)) and end == len(events)
+    assert both(events.replace(b"x29y", b"x\\y"), 0, SLOT_HEAD, SLOT_TAILS[0])[1] < end
+    assert both(events, 0, SLOT_HEAD, SLOT_TAILS[2]) == (b"", 0)
 
 
 @given(st.binary(max_size=60), st.integers(0, 8), st.binary(max_size=6), st.binary(max_size=6))

@@ -22,8 +22,11 @@ from collections.abc import Callable
 from typing import Any, Final
 
 __all__ = [
+    "INT",
     "PLAIN_STRING",
     "RAW_STRING",
+    "SLOT_INT",
+    "SLOT_PLAIN",
     "loads",
     "loads_str",
     "match_run",
@@ -42,6 +45,13 @@ except ImportError:  # pragma: no cover - jiter comes with openai and anthropic
 RAW_STRING: Final = rb'(?:[^"\\\x00-\x1f]++|\\["\\/bfnrt]|\\u[0-9A-Fa-f]{4})*+'
 #: Regex source: a JSON string body of printable ASCII without escapes (ids, padding).
 PLAIN_STRING: Final = rb"[ !#-\[\]-~]*+"
+#: Regex source: a JSON integer as OpenAI numbers events and items (at most 9 digits).
+INT: Final = rb"(?:0|[1-9][0-9]{0,8}+)"
+#: In ``match_run``'s head and tail, bytes that stand for an ``INT`` / a ``PLAIN_STRING``
+#: (JSON text never holds them raw).
+SLOT_INT: Final = b"\x01"
+SLOT_PLAIN: Final = b"\x02"
+_SLOTS: Final = {SLOT_INT[0]: INT, SLOT_PLAIN[0]: PLAIN_STRING}
 
 
 def loads(data: bytes) -> Any:
@@ -89,7 +99,9 @@ def _match_run(chunk: bytes, pos: int, head: bytes, tail: bytes, cap: int) -> tu
     body of a JSON string valid on its own (``RAW_STRING``, UTF-8) + ``tail`` (starting
     with the closing quote; spaces and tabs may pad it where JSON allows them: outside
     its strings, before its first newline) and at most ``cap`` bytes, joined; and the
-    offset after the last of them. An event ends at the first blank line.
+    offset after the last of them. An event ends at the first blank line. In head and
+    tail, ``SLOT_INT`` stands for a JSON integer (``INT``) and ``SLOT_PLAIN`` for a
+    ``PLAIN_STRING``: the fields that change from event to event of one call.
 
     The pure Python version of ``_speedups.match_run``, used when that is not built.
     """
@@ -99,12 +111,12 @@ def _match_run(chunk: bytes, pos: int, head: bytes, tail: bytes, cap: int) -> tu
         raise ValueError("match_run: tail must start with the closing quote")
     if type(chunk) is not bytes or pos < 0:
         return b"", pos
-    template, bodies = _template(tail), []
+    template, bodies = _template(head, tail), []
     while pos < len(chunk):
         stop = chunk.find(b"\n\n", pos) + 2
-        if stop < 2 or stop - pos > cap or not chunk.startswith(head, pos, stop):
+        if stop < 2 or stop - pos > cap:
             break
-        found = template.fullmatch(chunk, pos + len(head), stop)
+        found = template.fullmatch(chunk, pos, stop)
         if found is None or not valid_utf8(raw := found[1]):
             break
         bodies.append(raw)
@@ -113,14 +125,15 @@ def _match_run(chunk: bytes, pos: int, head: bytes, tail: bytes, cap: int) -> tu
 
 
 @functools.lru_cache(maxsize=64)
-def _template(tail: bytes) -> re.Pattern[bytes]:
-    """A string body, then ``tail`` with the padding ``_match_run`` allows."""
-    parts = [b"(" + RAW_STRING + b")"]
+def _template(head: bytes, tail: bytes) -> re.Pattern[bytes]:
+    """``head``, a string body, then ``tail`` with the padding ``_match_run`` allows."""
+    parts = [_SLOTS.get(byte, re.escape(bytes((byte,)))) for byte in head]
+    parts.append(b"(" + RAW_STRING + b")")
     in_string = newline = False
     for index, byte in enumerate(tail):
         if index and not in_string and not newline:
             parts.append(rb"[ \t]*+")
-        parts.append(re.escape(bytes((byte,))))
+        parts.append(_SLOTS.get(byte, re.escape(bytes((byte,)))))
         if byte == ord('"') and index:
             in_string = not in_string
         elif byte == ord("\n"):

@@ -8,8 +8,11 @@
  * character, only valid escapes, valid UTF-8) up to its closing quote, then ``tail``,
  * which starts with that quote. Between the tail's bytes an event may hold spaces and
  * tabs (JSON whitespace, as providers pad their events), except inside the tail's strings
- * and after its first newline. Returns the bodies of those events joined, and the offset
- * after the last one (``pos`` when the first event does not match).
+ * and after its first newline. In head and tail, byte 0x01 stands for a JSON integer
+ * (``0|[1-9][0-9]{0,8}``: OpenAI's sequence numbers) and byte 0x02 for a string body of
+ * printable ASCII without escapes (OpenAI's random ``obfuscation``); neither byte occurs
+ * in JSON text. Returns the bodies of those events joined, and the offset after the last
+ * one (``pos`` when the first event does not match).
  * ``_json._match_run`` is the same function in Python, used when this module is not
  * built; tests check that the two agree.
  *
@@ -81,7 +84,67 @@ string_body(const unsigned char *s, Py_ssize_t n, int *high)
     return -1;
 }
 
-/* 1 when r[0:n] is tail[0:t] with spaces and tabs where the header comment allows. */
+#define SLOT_INT 0x01
+#define SLOT_PLAIN 0x02
+
+/* The length of what slot ``kind`` takes at the start of s[0:n] (possessively), or -1. */
+static Py_ssize_t
+slot_span(unsigned char kind, const unsigned char *s, Py_ssize_t n)
+{
+    Py_ssize_t i = 0;
+    if (kind == SLOT_PLAIN) {
+        while (i < n && s[i] >= 0x20 && s[i] <= 0x7e && s[i] != '"' && s[i] != '\\') {
+            i++;
+        }
+        return i;
+    }
+    if (n < 1 || s[0] < '0' || s[0] > '9') {
+        return -1;
+    }
+    if (s[0] == '0') {
+        return 1;
+    }
+    for (i = 1; i < n && i < 9 && s[i] >= '0' && s[i] <= '9'; i++) {
+    }
+    return i;
+}
+
+/* The first slot byte in s[0:n], or NULL. */
+static const unsigned char *
+next_slot(const unsigned char *s, Py_ssize_t n)
+{
+    const unsigned char *a = memchr(s, SLOT_INT, (size_t)n);
+    const unsigned char *b = memchr(s, SLOT_PLAIN, (size_t)(a == NULL ? n : a - s));
+    return b != NULL ? b : a;
+}
+
+/* The length of the start of ev[0:n] that is head[0:h] (its slots filled), or -1. */
+static Py_ssize_t
+head_matches(const unsigned char *ev, Py_ssize_t n, const unsigned char *head, Py_ssize_t h)
+{
+    Py_ssize_t i = 0, j = 0;
+    while (j < h) {
+        const unsigned char *slot = next_slot(head + j, h - j);
+        Py_ssize_t fixed = (slot == NULL ? head + h : slot) - (head + j);
+        if (n - i < fixed || memcmp(ev + i, head + j, (size_t)fixed) != 0) {
+            return -1;
+        }
+        i += fixed;
+        j += fixed;
+        if (slot != NULL) {
+            Py_ssize_t size = slot_span(*slot, ev + i, n - i);
+            if (size < 0) {
+                return -1;
+            }
+            i += size;
+            j++;
+        }
+    }
+    return i;
+}
+
+/* 1 when r[0:n] is tail[0:t] (its slots filled) with spaces and tabs where the header
+ * comment allows. */
 static int
 tail_matches(const unsigned char *r, Py_ssize_t n, const unsigned char *tail, Py_ssize_t t)
 {
@@ -90,6 +153,15 @@ tail_matches(const unsigned char *r, Py_ssize_t n, const unsigned char *tail, Py
     while (j < t) {
         if (j > 0 && !in_string && !newline && i < n && (r[i] == ' ' || r[i] == '\t')) {
             i++;
+            continue;
+        }
+        if (tail[j] == SLOT_INT || tail[j] == SLOT_PLAIN) {
+            Py_ssize_t size = slot_span(tail[j], r + i, n - i);
+            if (size < 0) {
+                return 0;
+            }
+            i += size;
+            j++;
             continue;
         }
         if (i >= n || r[i] != tail[j]) {
@@ -124,14 +196,17 @@ blank_line(const unsigned char *c, Py_ssize_t pos, Py_ssize_t n)
     return -1;
 }
 
-/* The length of the body when ev[0:n] is head + string body + tail, else -1. */
+/* The length of the body when ev[0:n] is head + string body + tail, else -1; *start set
+ * to the body's offset. */
 static Py_ssize_t
-match_event(const unsigned char *ev, Py_ssize_t n, const char *head, Py_ssize_t h,
-            const unsigned char *tail, Py_ssize_t t)
+match_event(const unsigned char *ev, Py_ssize_t n, const unsigned char *head, Py_ssize_t h,
+            const unsigned char *tail, Py_ssize_t t, Py_ssize_t *start)
 {
-    if (n < h || memcmp(ev, head, h) != 0) {
+    h = head_matches(ev, n, head, h);
+    if (h < 0) {
         return -1;
     }
+    *start = h;
     int high = 0;
     Py_ssize_t size = string_body(ev + h, n - h, &high);
     if (size < 0 || !tail_matches(ev + h + size, n - h - size, tail, t)) {
@@ -160,7 +235,7 @@ collect(const unsigned char *c, Py_ssize_t pos, Py_ssize_t n, PyObject *head, Py
         Py_ssize_t cap, Py_ssize_t *local, Py_ssize_t **spans, Py_ssize_t *count,
         Py_ssize_t *total)
 {
-    const char *hd = PyBytes_AS_STRING(head);
+    const unsigned char *hd = (const unsigned char *)PyBytes_AS_STRING(head);
     const unsigned char *tl = (const unsigned char *)PyBytes_AS_STRING(tail);
     Py_ssize_t h = PyBytes_GET_SIZE(head), t = PyBytes_GET_SIZE(tail), room = LOCAL_SPANS;
     *spans = local;
@@ -170,7 +245,7 @@ collect(const unsigned char *c, Py_ssize_t pos, Py_ssize_t n, PyObject *head, Py
         if (stop < 0 || stop - pos > cap) {
             break;
         }
-        Py_ssize_t size = match_event(c + pos, stop - pos, hd, h, tl, t);
+        Py_ssize_t start, size = match_event(c + pos, stop - pos, hd, h, tl, t, &start);
         if (size < 0) {
             break;
         }
@@ -191,7 +266,7 @@ collect(const unsigned char *c, Py_ssize_t pos, Py_ssize_t n, PyObject *head, Py
             *spans = grown;
             room *= 2;
         }
-        (*spans)[2 * *count] = pos + h;
+        (*spans)[2 * *count] = pos + start;
         (*spans)[2 * *count + 1] = size;
         (*count)++;
         *total += size;

@@ -8,8 +8,9 @@ from ..model import Limits, Parsed, ToolCall
 from ..sse import SSEEvent
 from ._fragments import Fragments
 
-#: What a reducer arms the stream parser with: the exact head and tail of an argument
-#: delta of the open call, and that call's fragments (see ``StreamParser.feed``).
+#: What a reducer arms the stream parser with: the head and tail of an argument delta of
+#: the open call (exact but for ``match_run``'s slots: a sequence number, a random
+#: padding value), and that call's fragments (see ``StreamParser.feed``).
 Armed = tuple[bytes, bytes, Fragments]
 
 __all__ = ["Armed", "DialectModule", "Reducer"]
@@ -19,8 +20,8 @@ class Reducer(Protocol):
     """Folds one response's SSE events into tool calls (one instance per response).
 
     ``armed``: None, or the head and tail of a one-event argument delta of the open call
-    and its ``Fragments``: a chunk that is exactly head + valid string body + tail has
-    the same effect as appending that body to the fragments' open escaped run.
+    and its ``Fragments``: a chunk that is head + valid string body + tail (slots filled)
+    has the same effect as appending that body to the fragments' open escaped run.
     """
 
     armed: Armed | None

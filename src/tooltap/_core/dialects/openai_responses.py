@@ -18,7 +18,10 @@ Choices made here:
 
 Fast path (``Reducer.fast``): a ``response.function_call_arguments.delta`` event in one of
 the compact key orders OpenAI sends, for a call already open, has its fragment appended
-still escaped, without decoding the event.
+still escaped, without decoding the event. One in the usual order also arms the reducer
+for the stream parser: its bytes, with the sequence number and the random ``obfuscation``
+value as slots, are the template of that call's next deltas, until the next event that
+takes the full path.
 """
 
 from __future__ import annotations
@@ -28,7 +31,7 @@ import re
 from collections.abc import Callable
 from typing import Any, Final
 
-from .._json import PLAIN_STRING, RAW_STRING, unescape, valid_utf8
+from .._json import INT, PLAIN_STRING, RAW_STRING, SLOT_INT, SLOT_PLAIN, unescape, valid_utf8
 from ..model import Limits, Parsed, Problem, ToolCall, Usage
 from ..sse import SSEEvent
 from ._base import Armed
@@ -53,16 +56,16 @@ _DELTA_HEAD: Final = (
     b"event: response.function_call_arguments.delta\n"
     b'data: {"type":"response.function_call_arguments.delta",'
 )
-_INT: Final = rb"(?:0|[1-9][0-9]{0,8})"
-_OBFUSCATION: Final = rb'(?:,"obfuscation":"' + PLAIN_STRING + rb'")?'
-#: The rest of a delta event, in the two key orders seen from OpenAI (groups: id, fragment).
+#: The rest of a delta event, in the two key orders seen from OpenAI. Groups: in order,
+#: sequence number, id, fragment, obfuscation value; delta first, fragment and id.
 _DELTA_IN_ORDER: Final = re.compile(
-    rb'(?:"sequence_number":' + _INT + rb',)?"item_id":"([ !#-\[\]-~]++)","output_index":'
-    + _INT + rb',"delta":"(' + RAW_STRING + rb')"' + _OBFUSCATION + rb"\}"
+    rb'(?:"sequence_number":(' + INT + rb'),)?"item_id":"([ !#-\[\]-~]++)","output_index":'
+    + INT + rb',"delta":"(' + RAW_STRING + rb')"(?:,"obfuscation":"(' + PLAIN_STRING
+    + rb')")?\}'
 )
 _DELTA_FIRST: Final = re.compile(
-    rb'"delta":"(' + RAW_STRING + rb')","item_id":"([ !#-\[\]-~]++)"' + _OBFUSCATION
-    + rb',"output_index":' + _INT + rb',"sequence_number":' + _INT + rb"\}"
+    rb'"delta":"(' + RAW_STRING + rb')","item_id":"([ !#-\[\]-~]++)"(?:,"obfuscation":"'
+    + PLAIN_STRING + rb'")?,"output_index":' + INT + rb',"sequence_number":' + INT + rb"\}"
 )
 _CALL_EVENTS: Final = frozenset(
     {
@@ -79,7 +82,19 @@ _CALL_EVENTS: Final = frozenset(
 class Reducer:
     """Folds one Responses stream; calls are emitted when their item is done."""
 
-    armed: Armed | None = None  # this dialect does not arm the stream parser
+    __slots__ = (
+        "_at",
+        "_complete",
+        "_handlers",
+        "_head",
+        "_items",
+        "_limit",
+        "_next_pos",
+        "_out",
+        "_parsed",
+        "_queue",
+        "armed",
+    )
 
     def __init__(self, limits: Limits) -> None:
         self._out = Collector(limits, DIALECT)
@@ -91,6 +106,7 @@ class Reducer:
         self._next_pos = 0
         self._complete = False
         self._parsed: Parsed | None = None
+        self.armed: Armed | None = None  # the template of the open call's deltas
         self._handlers: dict[str, Callable[[dict[str, Any]], None]] = {
             "response.created": self._started,
             "response.in_progress": self._started,
@@ -115,7 +131,7 @@ class Reducer:
         start, end = len(_DELTA_HEAD), len(chunk) - 2
         match = _DELTA_IN_ORDER.fullmatch(chunk, start, end)
         if match is not None:
-            item_id, raw = match[1], match[2]
+            item_id, raw = match[2], match[3]
         else:
             match = _DELTA_FIRST.fullmatch(chunk, start, end)
             if match is None:
@@ -125,6 +141,9 @@ class Reducer:
         if call is None or call.finished or not (raw.isascii() or valid_utf8(raw)):
             return False  # (every call is finished once the response is complete)
         fragments = call.fragments
+        armed = self.armed
+        if (armed is None or armed[2] is not fragments) and match.re is _DELTA_IN_ORDER:
+            self.armed = (*_template(chunk, match), fragments)
         run, size = fragments.run, fragments.size + len(raw)
         if run is not None and size <= self._limit:  # Fragments.add_raw's usual case, inline
             fragments.size = size
@@ -135,6 +154,7 @@ class Reducer:
 
     def event(self, ev: SSEEvent) -> list[ToolCall]:
         """Take one SSE event; return the calls it completed, in output order."""
+        self.armed = None
         payload = load_event(ev)
         if not isinstance(payload, dict):
             if payload is not NOT_JSON:
@@ -319,6 +339,19 @@ def _note_status(out: Collector, status: Any, resp: dict[str, Any]) -> None:
     elif status == "failed":
         out.error(resp.get("error") or "response failed")
 
+
+
+def _template(chunk: bytes, match: re.Match[bytes]) -> tuple[bytes, bytes]:
+    """The head and tail of the delta event ``chunk`` (``_DELTA_IN_ORDER`` matched after
+    ``_DELTA_HEAD``, up to its blank line), with its sequence number and obfuscation value
+    as slots: what its call's next deltas repeat."""
+    head = chunk[: match.start(3)]
+    if match.start(1) >= 0:
+        head = chunk[: match.start(1)] + SLOT_INT + chunk[match.end(1) : match.start(3)]
+    tail = chunk[match.end(3) :]
+    if match.start(4) >= 0:
+        tail = chunk[match.end(3) : match.start(4)] + SLOT_PLAIN + chunk[match.end(4) :]
+    return head, tail
 
 def parse_body(body: Any, limits: Limits, *, size: int | None = None) -> Parsed:
     """Parse a whole ``Response`` body (or an error body).
