@@ -24,6 +24,13 @@ fragments: ~1,500 events; 8: ~760) and also prints the *marginal* cost per SSE e
 the difference of tooltap's added instructions over the difference of event counts:
 what each further event costs, free of the fixed per-request cost (spans, validation).
 
+``--seeds K`` repeats every count under ``PYTHONHASHSEED`` 0 to K-1 and prints the mean
+and each seed's figure. The hash seed lays out dicts and sets, and with them which
+attribute lookups collide in CPython's type cache and how malloc's free lists fragment:
+the same code and input counted under seeds 0, 1 and 2 moved tooltap's added instructions
+on the Anthropic stream by ~5 M (+6.0 M, +1.4 M, ...), more than the effects measured.
+One seed is a sample of that layout, not a property of the code.
+
 The garbage collector is off during the counted requests (after a warm-up request and
 ``gc.freeze()``): where a collection lands differs between runs by millions of
 instructions, more than the effects measured here. The span processor's timer is off too
@@ -88,13 +95,15 @@ def _child(name: str, mode: str, count: int, url: str) -> None:
     toggle.close()
 
 
-def _instructions(name: str, mode: str, count: int, url: str, replay: Path | None) -> int:
+def _instructions(
+    name: str, mode: str, count: int, url: str, replay: Path | None, seed: int
+) -> int:
     argv = ["valgrind", "--tool=cachegrind", "--cache-sim=no", "--cachegrind-out-file=/dev/null"]
     argv += [sys.executable, "-m", "benchmarks._instructions", "--child", name, mode, str(count)]
-    # Same hashing in every run; the span processor's timer off (its wake-ups follow the
-    # wall clock, which valgrind stretches with the machine's load): spans are exported
-    # when the process closes the providers, inside the count.
-    env = {**os.environ, "PYTHONHASHSEED": "0", "OTEL_BSP_SCHEDULE_DELAY": "86400000"}
+    # The given hashing in both runs of a mode; the span processor's timer off (its
+    # wake-ups follow the wall clock, which valgrind stretches with the machine's load):
+    # spans are exported when the process closes the providers, inside the count.
+    env = {**os.environ, "PYTHONHASHSEED": str(seed), "OTEL_BSP_SCHEDULE_DELAY": "86400000"}
     if replay is not None:
         env["TOOLTAP_BENCH_REPLAY"] = str(replay)
     run = subprocess.run(
@@ -135,21 +144,38 @@ def _events(name: str, url: str) -> int:
 
 
 def _per_request(
-    name: str, requests: int, workload: dict[str, int], modes: tuple[str, ...], replay: bool
-) -> tuple[dict[str, float], int]:
-    """Instructions per request of each mode, and events per response."""
+    name: str,
+    requests: int,
+    workload: dict[str, int],
+    modes: tuple[str, ...],
+    replay: bool,
+    seeds: int,
+) -> tuple[dict[str, list[float]], int]:
+    """Instructions per request of each mode under each hash seed, and events per response."""
     with SimProcess(**workload) as sim, tempfile.TemporaryDirectory() as tmp:
         recorded = Path(tmp) / "responses.pickle" if replay else None
         if recorded is not None:
             from ._replay import record
 
             record(_case(name), sim.url, recorded)
-        per = {}
-        for mode in modes:
-            start = _instructions(name, mode, 0, sim.url, recorded)
-            end = _instructions(name, mode, requests, sim.url, recorded)
-            per[mode] = (end - start) / requests
+        per: dict[str, list[float]] = {mode: [] for mode in modes}
+        for seed in range(seeds):
+            for mode in modes:
+                start = _instructions(name, mode, 0, sim.url, recorded, seed)
+                end = _instructions(name, mode, requests, sim.url, recorded, seed)
+                per[mode].append((end - start) / requests)
         return per, _events(name, sim.url)
+
+
+def _mean(values: list[float]) -> float:
+    return sum(values) / len(values)
+
+
+def _each(values: list[float]) -> str:
+    """Each seed's figure, in M, when there are several."""
+    if len(values) < 2:
+        return ""
+    return " (hash seeds: " + ", ".join(f"{v / 1e6:+.1f}" for v in values) + ")"
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -163,6 +189,7 @@ def main(argv: list[str] | None = None) -> None:
     )
     parser.add_argument("--noop", action="store_true", help="also tooltap over no-op providers")
     parser.add_argument("--replay", action="store_true", help="count over recorded responses")
+    parser.add_argument("--seeds", type=int, default=1, help="hash seeds to average over")
     parser.add_argument("--child", nargs=4, metavar=("CASE", "MODE", "N", "URL"), help="internal")
     args = parser.parse_args(argv)
     if args.child:
@@ -178,18 +205,25 @@ def main(argv: list[str] | None = None) -> None:
     runs = []
     for fragment in args.fragments or (base["fragment"],):
         workload = {**base, "fragment": fragment}
-        per, events = _per_request(args.case, args.requests, workload, modes, args.replay)
-        bare, tooltap = per["bare"], per["tooltap"]
-        added = tooltap - bare
+        per, events = _per_request(
+            args.case, args.requests, workload, modes, args.replay, max(1, args.seeds)
+        )
+        bare, tooltap = _mean(per["bare"]), _mean(per["tooltap"])
+        each = [t - b for t, b in zip(per["tooltap"], per["bare"], strict=True)]
+        added = _mean(each)
         runs.append((added, events))
         print(
             f"{args.case} ({events} events): bare {bare / 1e6:.1f} M, tooltap {tooltap / 1e6:.1f} M"
-            f" instructions per request: {added / 1e6:+.1f} M ({added / bare * 100:+.1f}%)",
+            f" instructions per request: {added / 1e6:+.1f} M ({added / bare * 100:+.1f}%)"
+            + _each(each),
             flush=True,
         )
         if "tooltap-noop" in per:
-            own = per["tooltap-noop"] - bare
-            print(f"  over no-op OpenTelemetry providers: {own / 1e6:+.2f} M", flush=True)
+            own = [t - b for t, b in zip(per["tooltap-noop"], per["bare"], strict=True)]
+            print(
+                f"  over no-op OpenTelemetry providers: {_mean(own) / 1e6:+.2f} M" + _each(own),
+                flush=True,
+            )
     if len(runs) == 2 and runs[0][1] != runs[1][1]:
         (a, ea), (b, eb) = runs
         marginal = (a - b) / (ea - eb)
