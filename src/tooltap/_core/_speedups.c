@@ -148,6 +148,12 @@ head_matches(const unsigned char *ev, Py_ssize_t n, const unsigned char *head, P
 static int
 tail_matches(const unsigned char *r, Py_ssize_t n, const unsigned char *tail, Py_ssize_t t)
 {
+    /* Unpadded, the usual case: a few memcmp. (A tail with its own spaces or tabs takes
+     * the loop below, where padding before them is taken greedily.) */
+    if (memchr(tail, ' ', (size_t)t) == NULL && memchr(tail, '\t', (size_t)t) == NULL
+        && head_matches(r, n, tail, t) == n) {
+        return 1;
+    }
     Py_ssize_t i = 0, j = 0;
     int in_string = 0, newline = 0;
     while (j < t) {
