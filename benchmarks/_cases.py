@@ -287,16 +287,32 @@ def _plain_get(client: Any) -> Outcome:
     return len(response.content), None
 
 
-def _raw_stream(client: Any) -> Outcome:
-    """An app reading an LLM stream as bytes over httpx2 (no SDK): the tap parses it all."""
-    body = {**_chat_request(), "stream": True}
-    start = time.perf_counter()
-    with client.stream("POST", "/v1/chat/completions", json=body) as response:
-        return _drain(response.iter_bytes(), start)
+def _raw(path: str, request: Callable[[], dict[str, Any]]) -> Callable[[Any], Outcome]:
+    """An app reading an LLM stream as bytes over httpx2 (no SDK): the tap parses it all.
+    Without an SDK's own parsing, its count is tooltap's per-chunk step nearly alone."""
+
+    def run(client: Any) -> Outcome:
+        body = {**request(), "stream": True}
+        start = time.perf_counter()
+        with client.stream("POST", path, json=body) as response:
+            return _drain(response.iter_bytes(), start)
+
+    return run
 
 
 RAW: tuple[Case, ...] = (
-    Case("httpx2 raw SSE, openai.chat (no SDK)", "openai.chat", True, _plain, _raw_stream),
+    Case(
+        "httpx2 raw SSE, openai.chat (no SDK)", "openai.chat", True, _plain,
+        _raw("/v1/chat/completions", _chat_request),
+    ),
+    Case(
+        "httpx2 raw SSE, openai.responses (no SDK)", "openai.responses", True, _plain,
+        _raw("/v1/responses", _responses_request),
+    ),
+    Case(
+        "httpx2 raw SSE, anthropic.messages (no SDK)", "anthropic.messages", True, _plain,
+        _raw("/v1/messages", _messages_request),
+    ),
 )
 
 NON_LLM: tuple[Case, ...] = (
