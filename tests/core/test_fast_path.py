@@ -581,3 +581,26 @@ def test_hot_takes_each_dialects_deltas_whatever_their_random_padding(dialect: s
     reached = [e for e in deltas if id(e) in fed]
     assert len(deltas) > 10
     assert len(reached) <= len(calls)  # the first of each call (Chat: of the stream)
+
+
+def test_interleaved_responses_calls_rearm_and_agree() -> None:
+    """Deltas of two open Responses items, alternating: each delta of the other item
+    re-arms the template for its own call (item id in the head), and the calls come out
+    as the full path gives them."""
+    text_a, text_b = json.dumps({"a": "x" * 40}), json.dumps({"b": list(range(12))})
+    body = responses_stream([("a", fragments(text_a, 3)), ("b", fragments(text_b, 3))], False)
+    events = by_event(body)
+    deltas = [e for e in events if b"arguments.delta" in e]
+    others = [e for e in events if e not in deltas]
+    adds = [e for e in others if b"output_item.added" in e]
+    rest = [e for e in others if e not in adds]
+    of = {i: [e for e in deltas if b'"item_id":"fc_%d"' % i in e] for i in (0, 1)}
+    mixed = [x for pair in zip(of[0], of[1], strict=False) for x in pair]
+    mixed += of[0][len(of[1]) :] + of[1][len(of[0]) :]
+    chunks = others[:1] + adds + mixed + [e for e in rest if e is not others[0]]
+    compare("openai.responses", chunks)
+    parser = StreamParser("openai.responses")
+    hot = parser.hot()
+    for chunk in chunks:
+        hot(chunk)
+    assert [c.args for c in parser.close().calls] == [json.loads(text_a), json.loads(text_b)]
