@@ -357,7 +357,6 @@ class Reducer:
         return out
 
 
-
 def _tail(chunk: bytes, rest: re.Match[bytes]) -> bytes:
     """The tail of the arguments delta ``chunk`` (``_ARGS_REST`` matched after its head,
     up to its blank line): from the fragment's closing quote on, the obfuscation value
@@ -365,6 +364,7 @@ def _tail(chunk: bytes, rest: re.Match[bytes]) -> bytes:
     if rest.start(2) < 0:
         return chunk[rest.end(1) :]
     return chunk[rest.end(1) : rest.start(2)] + SLOT_PLAIN + chunk[rest.end(2) :]
+
 
 def _load(ev: SSEEvent, out: Collector) -> dict[str, Any] | None:
     """The chunk of an event, or None (with a problem when the event was whole)."""

@@ -340,7 +340,6 @@ def _note_status(out: Collector, status: Any, resp: dict[str, Any]) -> None:
         out.error(resp.get("error") or "response failed")
 
 
-
 def _template(chunk: bytes, match: re.Match[bytes]) -> tuple[bytes, bytes]:
     """The head and tail of the delta event ``chunk`` (``_DELTA_IN_ORDER`` matched after
     ``_DELTA_HEAD``, up to its blank line), with its sequence number and obfuscation value
@@ -352,6 +351,7 @@ def _template(chunk: bytes, match: re.Match[bytes]) -> tuple[bytes, bytes]:
     if match.start(4) >= 0:
         tail = chunk[match.end(3) : match.start(4)] + SLOT_PLAIN + chunk[match.end(4) :]
     return head, tail
+
 
 def parse_body(body: Any, limits: Limits, *, size: int | None = None) -> Parsed:
     """Parse a whole ``Response`` body (or an error body).
