@@ -16,7 +16,7 @@ from tt_support import LIBS, Recorder, attrs, sse_chunks
 
 import tooltap
 
-pytestmark = pytest.mark.usefixtures("tap_loop")  # both sync tap loops
+pytestmark = pytest.mark.usefixtures("tap_loop")  # both tap loops (sync and async)
 
 CORPUS = Path(__file__).parent.parent / "fixtures" / "corpus"
 SSE = (CORPUS / "openai-chat" / "stream_parallel_2calls_gpt35.body").read_bytes()
@@ -206,3 +206,58 @@ def test_an_interrupt_in_tooltaps_step_reaches_the_app_and_ends_the_span_once(
     (span,) = rec.inference()
     assert span.status.status_code.name == "ERROR"
     assert rec.total("tooltap.internal_errors") == 0
+
+
+async def test_the_async_loop_is_the_one_under_test(rec: Recorder, tap_loop: str) -> None:
+    client = _client("httpx2", True, CUTS)
+    async with client:
+        request = client.build_request("POST", URL, json=REQUEST)
+        response = await client.send(request, stream=True)
+        loop = response.stream.__aiter__()
+        assert type(loop).__name__ == ("ATap" if tap_loop == "c" else "async_generator")
+        assert [c async for c in loop] == CUTS
+        assert [c async for c in loop] == []  # ended: settled once, nothing more
+    assert len(rec.inference()) == 1
+
+
+class _Stop(BaseException):
+    """A BaseException that is not an Exception (as KeyboardInterrupt, without stopping
+    the event loop)."""
+
+
+async def test_a_base_exception_in_tooltaps_async_step_reaches_the_app_once(
+    rec: Recorder, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from tooltap._telemetry.operation import Operation
+
+    def interrupted(self: Operation, calls: Any) -> None:
+        raise _Stop
+
+    monkeypatch.setattr(Operation, "calls_received", interrupted)
+    client = _client("httpx2", True, CUTS)
+    seen: list[bytes] = []
+    async with client:
+        response = await client.send(client.build_request("POST", URL, json=REQUEST), stream=True)
+        with pytest.raises(_Stop):
+            async for chunk in response.aiter_raw():
+                seen.append(chunk)
+        await response.aclose()
+    assert 0 < len(seen) < len(CUTS)  # the chunk that completed a call was not handed on
+    (span,) = rec.inference()
+    assert span.status.status_code.name == "ERROR"
+    assert rec.total("tooltap.internal_errors") == 0
+
+
+async def test_closing_the_async_loop_settles_once_as_closed(rec: Recorder, tap_loop: str) -> None:
+    client = _client("httpx2", True, CUTS)
+    async with client:
+        response = await client.send(client.build_request("POST", URL, json=REQUEST), stream=True)
+        loop = response.stream.__aiter__()
+        assert await loop.__anext__() == CUTS[0]
+        await loop.aclose()  # type: ignore[attr-defined]
+        await loop.aclose()  # type: ignore[attr-defined]
+        assert [c async for c in loop] == []
+        assert len(rec.inference()) == 1
+        await response.aclose()
+    (span,) = rec.inference()
+    assert attrs(span)["tooltap.stream.closed_early"] is True

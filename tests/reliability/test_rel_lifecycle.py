@@ -33,7 +33,10 @@ from rel_support import Capture, attrs
 import tooltap
 from tooltap.simulator import FAULT_HEADER, Simulator
 
-pytestmark = [pytest.mark.asyncio(loop_scope="module"), pytest.mark.usefixtures("frozen_heap")]
+pytestmark = [
+    pytest.mark.asyncio(loop_scope="module"),
+    pytest.mark.usefixtures("frozen_heap", "tap_loop"),  # both tap loops (sync and async)
+]
 
 APPS = [*MODELS, "anthropic.traced"]
 

@@ -30,6 +30,14 @@
  * app). ``settle(end, exc)`` runs once, on the first of: exhausted, error (the exception
  * is re-raised), ``close()`` or collection of a started iterator (``closed``), as the
  * generator's ``GeneratorExit`` would.
+ *
+ * ATap(stream, state, received, broken, settle): the same for an async stream
+ * (``TapAsyncStream.__aiter__``; its async generator is the twin). Each ``__anext__()`` is
+ * an awaitable step that forwards send/throw/close to the inner ``__anext__()`` awaitable
+ * and runs tooltap's step on the chunk it returns; the inner iterator's end settles as
+ * ``exhausted``, GeneratorExit or asyncio's CancelledError as ``closed``, any other
+ * exception as ``error`` (all re-raised). ``aclose()`` settles ``closed`` (if started)
+ * and returns the inner iterator's ``aclose()``.
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
@@ -850,6 +858,344 @@ static PyTypeObject TapType = {
     .tp_finalize = (destructor)tap_finalize,
 };
 
+/* --- ATap: the async tap proxy's loop ----------------------------------------------- */
+
+static PyObject *str_throw, *str_close, *str_aclose, *str_value;
+static PyObject *cancelled_error; /* asyncio.CancelledError, looked up by the first ATap */
+
+typedef struct {
+    PyObject_HEAD
+    TapObject *tap; /* the ATap whose step this is; NULL for an awaitable already done */
+    PyObject *it;   /* the iterator of the inner ``__anext__()`` awaitable; NULL when done */
+} StepObject;
+
+static PyTypeObject StepType;
+
+/* The inner iterator raised (the exception is set, and stays set): its end
+ * (StopAsyncIteration), the app's stop (GeneratorExit, CancelledError) or a failure,
+ * settled as the Python twin's handlers do. */
+static void
+atap_raised(TapObject *tap)
+{
+    if (tap->done) {
+        return;
+    }
+    if (PyErr_ExceptionMatches(PyExc_StopAsyncIteration)) {
+        tap_end(tap, str_exhausted, Py_None);
+    } else if (PyErr_ExceptionMatches(PyExc_GeneratorExit)
+               || (cancelled_error != NULL && PyErr_ExceptionMatches(cancelled_error))) {
+        tap_end(tap, str_closed, Py_None);
+    } else {
+        tap_failed(tap);
+    }
+}
+
+/* After a send or throw into the inner awaitable: the chunk it returned (*result) takes
+ * tooltap's step; an exception settles the tap; a value it yielded (to the event loop)
+ * passes through. */
+static PySendResult
+step_after(StepObject *self, PySendResult r, PyObject **result)
+{
+    TapObject *tap = self->tap;
+    if (r == PYGEN_RETURN && !tap->done && tap_step(tap, *result) < 0) {
+        Py_CLEAR(*result);
+        tap_failed(tap);
+        return PYGEN_ERROR;
+    }
+    if (r == PYGEN_ERROR) {
+        atap_raised(tap);
+    }
+    return r;
+}
+
+static PySendResult
+step_send(StepObject *self, PyObject *arg, PyObject **result)
+{
+    if (self->it == NULL) {
+        *result = Py_NewRef(Py_None);
+        return PYGEN_RETURN;
+    }
+    return step_after(self, PyIter_Send(self->it, arg, result), result);
+}
+
+/* A send's outcome as an iterator method gives it: the yielded value, or NULL with
+ * StopIteration(the awaitable's value) or the exception set. */
+static PyObject *
+step_result(PySendResult r, PyObject *result)
+{
+    if (r == PYGEN_NEXT) {
+        return result;
+    }
+    if (r == PYGEN_RETURN) {
+        PyObject *stop = PyObject_CallOneArg(PyExc_StopIteration, result);
+        Py_DECREF(result);
+        if (stop != NULL) {
+            PyErr_SetObject(PyExc_StopIteration, stop);
+            Py_DECREF(stop);
+        }
+    }
+    return NULL;
+}
+
+static PySendResult
+step_am_send(StepObject *self, PyObject *arg, PyObject **result)
+{
+    return step_send(self, arg, result);
+}
+
+static PyObject *
+step_iternext(StepObject *self)
+{
+    PyObject *result = NULL;
+    PySendResult r = step_send(self, Py_None, &result);
+    return step_result(r, result);
+}
+
+static PyObject *
+step_send_method(StepObject *self, PyObject *arg)
+{
+    PyObject *result = NULL;
+    PySendResult r = step_send(self, arg, &result);
+    return step_result(r, result);
+}
+
+/* throw(type[, value[, traceback]]): into the inner awaitable (a task's cancellation). */
+static PyObject *
+step_throw(StepObject *self, PyObject *args)
+{
+    PyObject *typ, *val = Py_None, *tb = Py_None;
+    if (!PyArg_UnpackTuple(args, "throw", 1, 3, &typ, &val, &tb)) {
+        return NULL;
+    }
+    PyObject *throw = self->it == NULL ? NULL : PyObject_GetAttr(self->it, str_throw);
+    if (throw == NULL) { /* done, or no throw(): raise it here, as a finished awaitable */
+        PyErr_Clear();
+        if (PyExceptionInstance_Check(typ)) {
+            PyErr_SetObject((PyObject *)Py_TYPE(typ), typ);
+        } else if (PyExceptionClass_Check(typ)) {
+            PyErr_SetObject(typ, val == Py_None ? NULL : val);
+        } else {
+            PyErr_SetString(PyExc_TypeError, "exceptions must derive from BaseException");
+        }
+        if (self->tap != NULL) {
+            atap_raised(self->tap);
+        }
+        return NULL;
+    }
+    PyObject *result = PyObject_Call(throw, args, NULL);
+    Py_DECREF(throw);
+    PySendResult r = PYGEN_NEXT;
+    if (result == NULL) {
+        r = PYGEN_ERROR;
+        if (PyErr_ExceptionMatches(PyExc_StopIteration)) {
+            PyObject *type, *value, *trace;
+            fetch(&type, &value, &trace);
+            result = PyObject_GetAttr(value, str_value);
+            Py_XDECREF(type);
+            Py_XDECREF(value);
+            Py_XDECREF(trace);
+            r = result == NULL ? PYGEN_ERROR : PYGEN_RETURN;
+        }
+    }
+    return step_result(step_after(self, r, &result), result);
+}
+
+static PyObject *
+step_close(StepObject *self, PyObject *unused)
+{
+    (void)unused;
+    PyObject *close = self->it == NULL ? NULL : PyObject_GetAttr(self->it, str_close);
+    if (close == NULL) {
+        PyErr_Clear();
+        Py_RETURN_NONE;
+    }
+    PyObject *result = PyObject_CallNoArgs(close);
+    Py_DECREF(close);
+    return result;
+}
+
+static PyObject *
+step_await(StepObject *self)
+{
+    return Py_NewRef(self);
+}
+
+static StepObject *
+step_new(TapObject *tap, PyObject *it)
+{
+    StepObject *step = PyObject_GC_New(StepObject, &StepType);
+    if (step == NULL) {
+        Py_XDECREF(it);
+        return NULL;
+    }
+    step->tap = (TapObject *)Py_XNewRef(tap);
+    step->it = it; /* stolen */
+    PyObject_GC_Track(step);
+    return step;
+}
+
+static int
+step_traverse(StepObject *self, visitproc visit, void *arg)
+{
+    Py_VISIT(self->tap);
+    Py_VISIT(self->it);
+    return 0;
+}
+
+static int
+step_clear(StepObject *self)
+{
+    Py_CLEAR(self->tap);
+    Py_CLEAR(self->it);
+    return 0;
+}
+
+static void
+step_dealloc(StepObject *self)
+{
+    PyObject_GC_UnTrack(self);
+    step_clear(self);
+    PyObject_GC_Del(self);
+}
+
+static PyAsyncMethods step_async = {
+    .am_await = (unaryfunc)step_await,
+    .am_send = (sendfunc)step_am_send,
+};
+
+static PyMethodDef step_methods[] = {
+    {"send", (PyCFunction)step_send_method, METH_O, "Send into the inner awaitable."},
+    {"throw", (PyCFunction)step_throw, METH_VARARGS, "Throw into the inner awaitable."},
+    {"close", (PyCFunction)step_close, METH_NOARGS, "Close the inner awaitable."},
+    {NULL, NULL, 0, NULL},
+};
+
+static PyTypeObject StepType = {
+    PyVarObject_HEAD_INIT(NULL, 0)
+    .tp_name = "tooltap._core._speedups.ATapStep",
+    .tp_doc = "One awaited step of an ATap: the inner __anext__() awaitable, then tooltap's\n"
+              "step on the chunk it returns.",
+    .tp_basicsize = sizeof(StepObject),
+    .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC,
+    .tp_dealloc = (destructor)step_dealloc,
+    .tp_traverse = (traverseproc)step_traverse,
+    .tp_clear = (inquiry)step_clear,
+    .tp_as_async = &step_async,
+    .tp_iter = PyObject_SelfIter,
+    .tp_iternext = (iternextfunc)step_iternext,
+    .tp_methods = step_methods,
+};
+
+/* __anext__: an awaitable step over the inner iterator's next chunk. */
+static PyObject *
+atap_anext(TapObject *self)
+{
+    if (self->done) {
+        PyErr_SetNone(PyExc_StopAsyncIteration);
+        return NULL;
+    }
+    if (!self->started) {
+        self->started = 1;
+        self->inner = PyObject_GetAIter(self->stream);
+        Py_CLEAR(self->stream);
+        if (self->inner == NULL) {
+            tap_failed(self);
+            return NULL;
+        }
+    }
+    PyTypeObject *tp = Py_TYPE(self->inner);
+    PyObject *awaitable = tp->tp_as_async != NULL && tp->tp_as_async->am_anext != NULL
+                              ? tp->tp_as_async->am_anext(self->inner)
+                              : PyObject_CallMethod(self->inner, "__anext__", NULL);
+    if (awaitable == NULL) {
+        atap_raised(self);
+        return NULL;
+    }
+    tp = Py_TYPE(awaitable);
+    PyObject *it = tp->tp_as_async != NULL && tp->tp_as_async->am_await != NULL
+                       ? tp->tp_as_async->am_await(awaitable)
+                       : NULL;
+    if (it == NULL && !PyErr_Occurred()) {
+        PyErr_Format(PyExc_TypeError, "'async for' received an invalid object from __anext__: %.100s",
+                     tp->tp_name);
+    }
+    Py_DECREF(awaitable);
+    if (it == NULL) {
+        tap_failed(self);
+        return NULL;
+    }
+    return (PyObject *)step_new(self, it);
+}
+
+static PyObject *
+atap_aiter(PyObject *self)
+{
+    return Py_NewRef(self);
+}
+
+/* aclose(): settle as closed if reading had started, then the inner iterator's aclose()
+ * (awaitable), as the generator's ``finally`` awaits it. */
+static PyObject *
+atap_aclose(TapObject *self, PyObject *unused)
+{
+    PyObject *inner = Py_XNewRef(self->inner);
+    PyObject *closed = tap_close(self, unused);
+    Py_XDECREF(closed);
+    PyObject *aclose = inner == NULL ? NULL : PyObject_GetAttr(inner, str_aclose);
+    Py_XDECREF(inner);
+    if (aclose == NULL) {
+        PyErr_Clear();
+        return (PyObject *)step_new(NULL, NULL);
+    }
+    PyObject *awaitable = PyObject_CallNoArgs(aclose);
+    Py_DECREF(aclose);
+    return awaitable;
+}
+
+static PyObject *
+atap_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
+{
+    if (cancelled_error == NULL) {
+        PyObject *asyncio = PyImport_ImportModule("asyncio");
+        if (asyncio == NULL) {
+            return NULL;
+        }
+        cancelled_error = PyObject_GetAttrString(asyncio, "CancelledError");
+        Py_DECREF(asyncio);
+        if (cancelled_error == NULL) {
+            return NULL;
+        }
+    }
+    return tap_new(type, args, kwargs);
+}
+
+static PyAsyncMethods atap_async = {
+    .am_aiter = atap_aiter,
+    .am_anext = (unaryfunc)atap_anext,
+};
+
+static PyMethodDef atap_methods[] = {
+    {"aclose", (PyCFunction)atap_aclose, METH_NOARGS,
+     "Stop: settle as closed if reading had started; awaitable (the inner aclose())."},
+    {NULL, NULL, 0, NULL},
+};
+
+static PyTypeObject ATapType = {
+    PyVarObject_HEAD_INIT(NULL, 0)
+    .tp_name = "tooltap._core._speedups.ATap",
+    .tp_doc = "ATap(stream, state, received, broken, settle): Tap for an async stream; each\n"
+              "__anext__() is an awaitable step over the inner iterator's next chunk.",
+    .tp_basicsize = sizeof(TapObject),
+    .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC,
+    .tp_new = atap_new,
+    .tp_dealloc = (destructor)tap_dealloc,
+    .tp_traverse = (traverseproc)tap_traverse,
+    .tp_clear = (inquiry)tap_clear,
+    .tp_as_async = &atap_async,
+    .tp_methods = atap_methods,
+    .tp_finalize = (destructor)tap_finalize,
+};
+
 static PyMethodDef methods[] = {
     {"match_run", (PyCFunction)(void (*)(void))match_run, METH_FASTCALL,
      "match_run(chunk, pos, head, tail, cap) -> (joined bodies, offset after them)."},
@@ -872,16 +1218,23 @@ PyInit__speedups(void)
     str_exhausted = PyUnicode_InternFromString("exhausted");
     str_closed = PyUnicode_InternFromString("closed");
     str_error = PyUnicode_InternFromString("error");
+    str_throw = PyUnicode_InternFromString("throw");
+    str_close = PyUnicode_InternFromString("close");
+    str_aclose = PyUnicode_InternFromString("aclose");
+    str_value = PyUnicode_InternFromString("value");
     if (str_idle == NULL || str_armed == NULL || str_run == NULL || str_size == NULL
         || str_hot == NULL || str_exhausted == NULL || str_closed == NULL || str_error == NULL
-        || PyType_Ready(&HotType) < 0 || PyType_Ready(&TapType) < 0) {
+        || str_throw == NULL || str_close == NULL || str_aclose == NULL || str_value == NULL
+        || PyType_Ready(&HotType) < 0 || PyType_Ready(&TapType) < 0
+        || PyType_Ready(&StepType) < 0 || PyType_Ready(&ATapType) < 0) {
         return NULL;
     }
     PyObject *m = PyModule_Create(&module);
     if (m == NULL) {
         return NULL;
     }
-    if (PyModule_AddType(m, &HotType) < 0 || PyModule_AddType(m, &TapType) < 0) {
+    if (PyModule_AddType(m, &HotType) < 0 || PyModule_AddType(m, &TapType) < 0
+        || PyModule_AddType(m, &ATapType) < 0) {
         Py_DECREF(m);
         return NULL;
     }

@@ -1,4 +1,4 @@
-from collections.abc import Callable, Iterator
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from typing import Any
 
 def match_run(
@@ -22,3 +22,15 @@ class Tap(Iterator[bytes]):
     ) -> None: ...
     def __next__(self) -> bytes: ...
     def close(self) -> None: ...
+
+class ATap(AsyncIterator[bytes]):
+    def __init__(
+        self,
+        stream: Any,
+        state: Any,
+        received: Callable[[Any], Any],
+        broken: Callable[[Exception], Any],
+        settle: Callable[[str, BaseException | None], Any],
+    ) -> None: ...
+    def __anext__(self) -> Awaitable[bytes]: ...
+    def aclose(self) -> Awaitable[None]: ...

@@ -6,8 +6,9 @@ exactly once, on the first of: the body exhausted, closed (``close``/``aclose``)
 broken by an exception, or the proxy garbage-collected unread (``weakref.finalize``;
 the state it calls holds no reference to the proxy or the response, so no cycle).
 
-The sync loop is the C ``Tap`` iterator where the speedup is built (no Python frame per
-chunk); ``TapSyncStream._loop``, the generator, is its pure Python twin.
+The loops are the C ``Tap`` and ``ATap`` iterators where the speedup is built (no Python
+frame per chunk); ``TapSyncStream._loop`` and ``TapAsyncStream._loop``, generators, are
+their pure Python twins.
 """
 
 from __future__ import annotations
@@ -29,10 +30,11 @@ from .._telemetry.operation import Operation
 from .quietly import quietly, report
 
 Tap: Callable[..., Iterator[bytes]] | None
+ATap: Callable[..., AsyncIterator[bytes]] | None
 try:
-    from .._core._speedups import Tap
-except ImportError:  # built without a C compiler: the generator below
-    Tap = None
+    from .._core._speedups import ATap, Tap
+except ImportError:  # built without a C compiler: the generators below
+    Tap = ATap = None
 
 __all__ = ["TapAsyncStream", "TapState", "TapSyncStream"]
 
@@ -276,8 +278,15 @@ class TapAsyncStream(_Observed):
         self._self_state = state
         state.watch(self)
 
-    async def __aiter__(self) -> AsyncIterator[bytes]:
+    def __aiter__(self) -> AsyncIterator[bytes]:
         state = self._self_state
+        if ATap is not None:
+            settle = functools.partial(quietly, state.finish)
+            return ATap(self.__wrapped__, state, state.op.calls_received, state.broken, settle)
+        return self._loop(state)
+
+    async def _loop(self, state: TapState) -> AsyncIterator[bytes]:
+        """The loop in Python: ``ATap``'s twin, with the same settle-once semantics."""
         inner = self.__wrapped__.__aiter__()
         try:
             async for chunk in inner:
