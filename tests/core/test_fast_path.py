@@ -572,8 +572,11 @@ def test_hot_takes_each_dialects_deltas_whatever_their_random_padding(dialect: s
     for chunk in events:
         hot(chunk)
     assert [c.args for c in parser.close().calls] == [ARGS, {"k": "v", "n": 12}]
-    marker = {"openai.chat": b'"arguments":"', "anthropic.messages": b"input_json_delta"}
-    marker["openai.responses"] = b'"sequence_number"'  # the usual order's deltas come first
+    marker = {
+        "openai.chat": b'"arguments":"',
+        "anthropic.messages": b"input_json_delta",
+        "openai.responses": b'"sequence_number"',  # the usual order's deltas come first
+    }
     deltas = [e for e in events if marker[dialect] in e and b"delta" in e]
     deltas = [e for e in deltas if b'"arguments":""' not in e and b'"partial_json":""' not in e]
     if dialect == "openai.responses":
