@@ -23,7 +23,7 @@ from opentelemetry.instrumentation.instrumentor import (  # type: ignore[attr-de
 )
 
 from ._patch import httpx_tap
-from ._patch.quietly import quietly, report
+from ._quietly import quietly, report
 from ._telemetry.config import Config
 from ._telemetry.listeners import Listener
 from ._telemetry.telemetry import Telemetry, get_telemetry, set_telemetry

@@ -146,7 +146,7 @@ def test_suppressed_context_is_untouched(rec: Recorder, sim: Simulator) -> None:
     ("target", "stream"),
     [("tooltap._telemetry.operation.Operation.begin_attempt", True),
      ("tooltap._telemetry.operation.Operation.record_parsed", False),
-     ("tooltap._patch.httpx_tap._begin", False),
+     ("tooltap._patch.httpx_tap.begin", False),
      ("tooltap._patch.tap_stream.TapState.finish", True),
      ("tooltap._patch.tap_stream.TapState.feed", True),
      ("tooltap._telemetry.operation.Operation.end", False)],

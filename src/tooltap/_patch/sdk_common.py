@@ -35,7 +35,7 @@ from .._core.detect import detect_dialect
 from .._telemetry import semconv as sc
 from .._telemetry.operation import Operation, current_operation
 from .._telemetry.telemetry import Telemetry, get_telemetry
-from .quietly import quietly
+from .._quietly import quietly
 
 __all__ = [
     "Call",
