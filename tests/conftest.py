@@ -1,9 +1,13 @@
 """Shared by every test folder: the repository root on the path, and the tap loop fixture."""
 
+import os
 import sys
 from pathlib import Path
 
 import pytest
+
+# An unknown or invalid option in any test is a mistake in the test: raise, do not warn.
+os.environ.setdefault("TOOLTAP_STRICT_CONFIG", "1")
 
 from tooltap._patch import tap_stream
 

@@ -41,7 +41,7 @@ ALLOWED: Mapping[str, frozenset[str]] = {
     "simulator": frozenset({"_core"}),
     "core": frozenset({"_core"}),
     "harness": frozenset({"_core", "_runner"}),
-    "tooltap": frozenset({"_core", "_telemetry", "instrumentor", "core"}),
+    "tooltap": frozenset({"_core", "_telemetry", "instrumentor", "core", "harness"}),
     "_demo": frozenset({"tooltap", "core", "harness", "simulator", "_telemetry"}),
     "_cli": frozenset({"tooltap", "_demo"}),
     "__main__": frozenset({"_cli"}),

@@ -18,7 +18,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tests.corpus import load_cases
-from tooltap import Limits, StreamParser
+from tooltap.core import Limits, StreamParser
 from tooltap._core._json import _match_run, loads, loads_str, unescape
 
 Stream = Callable[..., bytes]

@@ -25,7 +25,8 @@ from hypothesis import strategies as st
 from rel_hostile import cuts, deep_json, events, huge_arguments, repeat
 from rel_support import FUZZ_EXAMPLES, Canned, Capture, ReplayServer, attrs, traced_memory
 
-from tooltap import Limits, Parsed, StreamParser
+from tooltap import Parsed
+from tooltap.core import Limits, StreamParser
 from tooltap._core.dialects import dialect_module
 from tooltap._core.model import DIALECTS, PROBLEM_KINDS, ToolCall
 from tooltap._core.sse import SSEParser

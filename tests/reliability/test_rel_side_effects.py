@@ -1,5 +1,5 @@
 """Retries of side effects (issue 7): a lost response never makes a tool with side effects
-run twice through ``tooltap.ToolRegistry``, and the repeat shows in telemetry.
+run twice through ``tooltap.harness.ToolRegistry``, and the repeat shows in telemetry.
 
 The agent loop is the runner suite's (``tests/runner/loops.py``: a real SDK client, the
 simulator, ``ToolRegistry`` with a SQLite ledger), one per dialect. The tool records a
@@ -32,7 +32,7 @@ from google.genai import errors as genai_errors
 from rel_support import Capture, attrs
 
 import tooltap
-from tooltap import SQLiteLedger, ToolRegistry
+from tooltap.harness import SQLiteLedger, ToolRegistry
 from tooltap.simulator import Fault, Simulator
 
 sys.path.insert(0, str(Path(__file__).parent.parent / "runner"))

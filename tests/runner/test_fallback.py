@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from tooltap import ErrorClass, ProviderFailure, fallback_message, provider_failure
+from tooltap.core import ErrorClass
+from tooltap.harness import ProviderFailure, fallback_message, provider_failure
 from tooltap._core.errors import ERROR_TYPES
 from tooltap._runner.fallback import FALLBACK_MESSAGES
 

@@ -10,7 +10,7 @@ import httpx2
 import pytest
 from corpus import CASES
 
-from tooltap import StreamParser, parse_response
+from tooltap.core import StreamParser, parse_response
 from tooltap.simulator import Fault, Simulator
 
 REQUESTS: dict[str, tuple[str, dict[str, Any]]] = {

@@ -31,7 +31,7 @@ async def test_seed_conversation(
     first = first_body(dialect, stream)
     status, raw = await exchange(is_async, lib, target, first, stream=stream)
     assert status == 200
-    calls = list(tooltap.parse_response(raw, dialect).calls)  # what the app assembled
+    calls = list(tooltap.core.parse_response(raw, dialect).calls)  # what the app assembled
     assert sorted(c.args["key"] for c in calls) == ["height", "weight"]
     assert [
         (e.call.call_id, e.call.name, e.call.args) for e in rec.of(tooltap.ToolCallReceived)

@@ -14,7 +14,8 @@ from opentelemetry.trace import StatusCode
 from tt_support import Recorder, attrs
 
 import tooltap
-from tooltap import ErrorClass, Parsed, RequestInfo, ToolCall, ToolResultRef
+from tooltap import Parsed, ToolCall, ToolResultRef
+from tooltap.core import ErrorClass, RequestInfo
 from tooltap._telemetry.execution import tool_execution
 from tooltap._telemetry.operation import Operation, current_operation, get_telemetry
 

@@ -44,7 +44,7 @@ def _conversation(sim: Simulator, dialect: str, headers: dict[str, str], query: 
     first = first_body(dialect, True)
     target = _with_query(url(sim, dialect, True), query)
     _, raw = post("httpx2", target, first, stream=True, headers=headers)
-    calls = list(tooltap.parse_response(raw, dialect).calls)
+    calls = list(tooltap.core.parse_response(raw, dialect).calls)
     for call in calls:
         with tool_execution(call) as execution:
             execution.record_result({"value": "170 cm"}, is_error=False)
