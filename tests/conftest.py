@@ -1,8 +1,6 @@
-"""Shared by every test folder: the repository root on the path, and the tap loop fixture."""
+"""Shared by every test folder: strict option checks, and the tap loop fixture."""
 
 import os
-import sys
-from pathlib import Path
 
 import pytest
 
@@ -10,8 +8,6 @@ import pytest
 os.environ.setdefault("TOOLTAP_STRICT_CONFIG", "1")
 
 from tooltap._patch import tap_stream
-
-sys.path.insert(0, str(Path(__file__).parent))
 
 
 @pytest.fixture(params=["c", "python"])

@@ -13,10 +13,10 @@ from hypothesis import strategies as st
 
 import tooltap
 from tooltap import Parsed
-from tooltap.core import Limits, StreamParser, parse_response
 from tooltap._core.args import may_exceed
 from tooltap._core.dialects import anthropic as reducer_module
 from tooltap._core.sse import SSEEvent
+from tooltap.core import Limits, StreamParser, parse_response
 
 DIALECT = "anthropic.messages"
 

@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import pytest
-from corpus import CASES, Case
 
 import tooltap
+from tests.corpus import CASES, Case
 
 
 def _expected(case: Case) -> list[tuple[str, str | None, dict]]:

@@ -16,12 +16,12 @@ import httpx
 import httpx2
 import openai
 import pytest
-from corpus import CASES, Case
 from google import genai
 from google.genai import errors as genai_errors
 from google.genai import types as genai_types
 
 import tooltap
+from tests.corpus import CASES, Case
 from tooltap import Problem
 from tooltap.core import ErrorClass, classify_error, classify_problem
 

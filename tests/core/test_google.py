@@ -11,9 +11,9 @@ from hypothesis import strategies as st
 
 import tooltap
 from tooltap import Parsed
-from tooltap.core import Limits, StreamParser, parse_response
 from tooltap._core.dialects import google as reducer_module
 from tooltap._core.sse import SSEEvent
+from tooltap.core import Limits, StreamParser, parse_response
 
 DIALECT = "google.genai"
 

@@ -12,8 +12,8 @@ from google import genai
 from google.genai import types as gt
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from loopback_capture import sent as _sent
 
+from tests.loopback_capture import sent as _sent
 from tooltap import ToolResultRef
 from tooltap.core import DIALECTS, RequestInfo, parse_request
 

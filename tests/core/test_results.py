@@ -12,8 +12,8 @@ import openai
 import pytest
 from google import genai
 from google.genai import types as gt
-from loopback_capture import sent as _sent
 
+from tests.loopback_capture import sent as _sent
 from tooltap import ToolCall
 from tooltap.core import DIALECTS, parse_request, result_message, result_messages
 

@@ -11,8 +11,8 @@ from jsonschema import Draft202012Validator, SchemaError
 from jsonschema.validators import validator_for
 
 from tooltap import ToolCall
-from tooltap.core import RequestInfo, validate
 from tooltap._core._schema_check import compile_check
+from tooltap.core import RequestInfo, validate
 
 KEYS = ["city", "n", "tags", "😀"]
 DIALECTS = [

@@ -15,10 +15,10 @@ import os
 from typing import Any
 
 import pytest
-from corpus import CASES, Case
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from tests.corpus import CASES, Case
 from tooltap import Parsed, ToolCall
 from tooltap.core import StreamParser, parse_response
 

@@ -12,9 +12,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from tt_support import LIBS, Recorder, attrs, sse_chunks
 
 import tooltap
+from tests.telemetry.support import LIBS, Recorder, attrs, sse_chunks
 
 pytestmark = pytest.mark.usefixtures("tap_loop")  # both tap loops (sync and async)
 

@@ -1,4 +1,4 @@
-"""The harness loop end to end: real SDKs -> simulator -> ToolRegistry, all four dialects (issue 5).
+"""The harness loop end to end: real SDKs -> simulator -> ToolRegistry, all four dialects.
 
 The simulator answers 400 unless every call id of a turn gets exactly one result, so
 every conversation that reaches its final answer proves the results went home.
@@ -12,9 +12,9 @@ import anthropic
 import openai
 import pytest
 from google.genai import errors as gerrors
-from loops import LOOPS, Loop
 
 import tooltap
+from tests.runner.loops import LOOPS, Loop
 from tooltap.harness import RetryPolicy, SQLiteLedger, ToolError, ToolRegistry, fallback_message
 from tooltap.simulator import Fault, Simulator
 

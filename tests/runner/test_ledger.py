@@ -1,4 +1,4 @@
-"""Ledgers: the in-memory default and the persistent SQLite one (issue 5)."""
+"""Ledgers: the in-memory default and the persistent SQLite one."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""ToolRegistry: provider name rules at registration, schemas, declarations per dialect (issue 5)."""
+"""ToolRegistry: provider name rules at registration, schemas, declarations per dialect."""
 
 from __future__ import annotations
 

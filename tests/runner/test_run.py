@@ -1,4 +1,4 @@
-"""ToolRegistry.run: validation before execution, failure policy, ledger, result shapes (issue 5)."""
+"""ToolRegistry.run: validation before execution, failure policy, ledger, result shapes."""
 
 from __future__ import annotations
 

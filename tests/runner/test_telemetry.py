@@ -9,7 +9,6 @@ from contextlib import contextmanager
 from typing import Any
 
 import pytest
-from loops import LOOPS
 from opentelemetry.sdk.metrics import MeterProvider
 from opentelemetry.sdk.metrics.export import InMemoryMetricReader
 from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
@@ -18,10 +17,11 @@ from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanE
 from opentelemetry.trace import StatusCode
 
 import tooltap
-from tooltap.harness import RetryPolicy, ToolRegistry
+from tests.runner.loops import LOOPS
 from tooltap._telemetry.semconv import EVENT_TOOL_REPLAYED as EVENT_REPLAYED
 from tooltap._telemetry.semconv import EVENT_TOOL_RETRY as EVENT_RETRY
 from tooltap._telemetry.semconv import TOOLTAP_TOOL_ATTEMPTS as ATTEMPTS
+from tooltap.harness import RetryPolicy, ToolRegistry
 from tooltap.simulator import Simulator
 
 HANDLER_SECONDS = 0.05

@@ -8,8 +8,8 @@ from typing import Any
 
 import httpx2
 import pytest
-from corpus import CASES
 
+from tests.corpus import CASES
 from tooltap.core import StreamParser, parse_response
 from tooltap.simulator import Fault, Simulator
 

@@ -15,10 +15,10 @@ from typing import Any
 
 import pytest
 from opentelemetry.trace import StatusCode
-from tt_support import Recorder, attrs, first_body, post, url
-from tt_support import turn as tt_turn
 
 import tooltap
+from tests.telemetry.support import Recorder, attrs, first_body, post, url
+from tests.telemetry.support import turn as tt_turn
 from tooltap import Problem, ToolCall, ToolResultRef
 from tooltap._telemetry.operation import Operation
 from tooltap.simulator import Fault, Simulator

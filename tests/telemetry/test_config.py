@@ -119,9 +119,7 @@ def test_capture_content_left_unset_reads_the_environment_at_instrument(
     assert got is not None and got.capture_content == "EVENT_ONLY" and got.content_in_events
 
 
-def test_the_warning_points_at_the_callers_line(
-    lenient: None, providers: dict[str, Any]
-) -> None:
+def test_the_warning_points_at_the_callers_line(lenient: None, providers: dict[str, Any]) -> None:
     with pytest.warns(UserWarning) as caught:
         tooltap.instrument(tool_name_cpa=1, **providers)
     assert caught[0].filename == __file__

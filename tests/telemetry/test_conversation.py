@@ -6,9 +6,18 @@ from __future__ import annotations
 
 import pytest
 from opentelemetry.trace import StatusCode
-from tt_support import DIALECTS, TOOL, Recorder, attrs, exchange, first_body, second_body, url
 
 import tooltap
+from tests.telemetry.support import (
+    DIALECTS,
+    TOOL,
+    Recorder,
+    attrs,
+    exchange,
+    first_body,
+    second_body,
+    url,
+)
 from tooltap.simulator import Simulator
 
 PROVIDER = {
@@ -26,7 +35,7 @@ PROVIDER = {
 async def test_seed_conversation(
     rec: Recorder, sim: Simulator, dialect: str, lib: str, is_async: bool, stream: bool
 ) -> None:
-    """Issue 3: height and weight asked in one turn; both tool spans end when results are sent."""
+    """Height and weight asked in one turn; both tool spans end when results are sent."""
     target = url(sim, dialect, stream)
     first = first_body(dialect, stream)
     status, raw = await exchange(is_async, lib, target, first, stream=stream)

@@ -1,4 +1,4 @@
-"""Simulator faults over raw clients: each shows up as the right error class or problem (issue 3)."""
+"""Simulator faults over raw clients: each shows up as the right error class or problem."""
 
 from __future__ import annotations
 
@@ -7,9 +7,9 @@ from typing import Any
 import httpx2
 import pytest
 from opentelemetry.trace import StatusCode
-from tt_support import Recorder, attrs, first_body, post, second_body, url
 
 import tooltap
+from tests.telemetry.support import Recorder, attrs, first_body, post, second_body, url
 from tooltap.simulator import Fault, Simulator
 
 

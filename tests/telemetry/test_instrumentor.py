@@ -1,5 +1,5 @@
 """Hooking in: lazy patching, idempotent instrument/uninstrument, entry point, env switches,
-suppression, non-LLM traffic untouched, internal failures contained (issue 3).
+suppression, non-LLM traffic untouched, internal failures contained.
 """
 
 from __future__ import annotations
@@ -17,9 +17,9 @@ import httpx2
 import pytest
 import wrapt
 from opentelemetry.instrumentation.utils import suppress_instrumentation
-from tt_support import Recorder, first_body, post, url
 
 import tooltap
+from tests.telemetry.support import Recorder, first_body, post, url
 from tooltap._telemetry.operation import get_telemetry
 from tooltap.simulator import Simulator
 

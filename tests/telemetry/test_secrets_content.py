@@ -1,4 +1,4 @@
-"""No credential is ever recorded; content only under the capture opt-in (issue 3)."""
+"""No credential is ever recorded; content only under the capture opt-in."""
 
 from __future__ import annotations
 
@@ -6,9 +6,9 @@ import json
 from typing import Any
 
 import pytest
-from tt_support import DIALECTS, Recorder, attrs, first_body, post, second_body, url
 
 import tooltap
+from tests.telemetry.support import DIALECTS, Recorder, attrs, first_body, post, second_body, url
 from tooltap._telemetry.config import Config, capture_mode_from
 from tooltap._telemetry.execution import tool_execution
 from tooltap.simulator import Simulator

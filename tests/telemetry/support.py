@@ -20,8 +20,8 @@ from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanE
 
 import tooltap
 from tooltap import Parsed, Problem, ToolCall, ToolResultRef
-from tooltap.core import RequestInfo
 from tooltap._telemetry.operation import Operation, get_telemetry
+from tooltap.core import RequestInfo
 from tooltap.simulator import Simulator
 
 DIALECTS = ("openai.chat", "openai.responses", "anthropic.messages", "google.genai")
