@@ -49,7 +49,9 @@ class Agent:
 
     dialect = ""
 
-    def __init__(self, base_url: str, registry: tooltap.harness.ToolRegistry, *, stream: bool) -> None:
+    def __init__(
+        self, base_url: str, registry: tooltap.harness.ToolRegistry, *, stream: bool
+    ) -> None:
         self.base_url = base_url
         self.registry = registry
         self.stream = stream

@@ -26,8 +26,8 @@ import wrapt
 from .._core.errors import classify_error
 from .._core.model import ErrorClass, Problem, RequestInfo, ToolCall
 from .._core.stream import StreamParser, parse_response
-from .._telemetry.operation import Operation
 from .._quietly import quietly, report
+from .._telemetry.operation import Operation
 
 Tap: Callable[..., Iterator[bytes]] | None
 ATap: Callable[..., AsyncIterator[bytes]] | None

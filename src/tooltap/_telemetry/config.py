@@ -56,7 +56,7 @@ def _strict_from_env() -> bool:
 
 @contextmanager
 def strict_mode(strict: bool | None) -> Iterator[None]:
-    """Within the block, options are checked strictly if ``strict`` (None: ``$TOOLTAP_STRICT_CONFIG``)."""
+    """Check options strictly within the block if ``strict`` (None: ``$TOOLTAP_STRICT_CONFIG``)."""
     token = _strict.set(strict)
     try:
         yield
@@ -171,7 +171,8 @@ class Config:
                 number = fallback
             object.__setattr__(self, name, number if name == "orphan_timeout" else int(number))
         if not isinstance(self.limits, Limits):
-            reject(f"tooltap: limits must be a tooltap.core.Limits, got {self.limits!r}; using defaults")
+            limits = self.limits
+            reject(f"tooltap: limits must be a tooltap.core.Limits, got {limits!r}; using defaults")
             object.__setattr__(self, "limits", Limits())
 
     @property
@@ -203,7 +204,7 @@ class Config:
         environ: Mapping[str, str] | None = None,
         base: Config | None = None,
     ) -> Config:
-        """``base`` (default: the defaults) updated by the Config fields among ``options``, resolved."""
+        """``base`` (else the defaults) with the Config fields among ``options``, resolved."""
         given = {k: v for k, v in options.items() if k in OPTION_NAMES}
         config = replace(base, **given) if base is not None else cls(**given)
         return config.resolved(environ)
