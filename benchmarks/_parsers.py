@@ -14,10 +14,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from tooltap import StreamParser
 from tooltap._core.dialects import dialect_module
 from tooltap._core.model import Limits
 from tooltap._core.sse import SSEEvent, SSEParser
+from tooltap.core import StreamParser
 
 __all__ = ["Stream", "corpus_streams", "measure_parsers"]
 

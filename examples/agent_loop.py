@@ -15,7 +15,7 @@ import openai
 import tooltap
 from tooltap.simulator import Simulator
 
-registry = tooltap.ToolRegistry()
+registry = tooltap.harness.ToolRegistry()
 
 
 @registry.tool
@@ -33,15 +33,15 @@ def agent(client: openai.OpenAI, question: str, model: str, lang: str = "en") ->
                 model=model, messages=messages, tools=registry.declarations("openai.chat")
             )
         except openai.APIError as exc:  # the provider failed: no model can explain it
-            failure = tooltap.provider_failure(exc, lang=lang)
+            failure = tooltap.harness.provider_failure(exc, lang=lang)
             print("diagnostics:", failure.diagnostics, file=sys.stderr)
             return failure.user_message
-        turn = registry.run_sync(tooltap.parse_response(response, "openai.chat"))
+        turn = registry.run_sync(tooltap.core.parse_response(response, "openai.chat"))
         if not turn.outcomes:  # no tool calls: this is the answer
             return response.choices[0].message.content or ""
         messages.append(response.choices[0].message.model_dump(exclude_none=True))
         messages += turn.messages  # exactly one result per call id, errors included
-    return tooltap.fallback_message("default", lang)
+    return tooltap.harness.fallback_message("default", lang)
 
 
 def main() -> None:

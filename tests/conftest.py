@@ -1,13 +1,13 @@
-"""Shared by every test folder: the repository root on the path, and the tap loop fixture."""
+"""Shared by every test folder: strict option checks, and the tap loop fixture."""
 
-import sys
-from pathlib import Path
+import os
 
 import pytest
 
-from tooltap._patch import tap_stream
+# An unknown or invalid option in any test is a mistake in the test: raise, do not warn.
+os.environ.setdefault("TOOLTAP_STRICT_CONFIG", "1")
 
-sys.path.insert(0, str(Path(__file__).parent))
+from tooltap._patch import tap_stream
 
 
 @pytest.fixture(params=["c", "python"])

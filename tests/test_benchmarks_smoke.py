@@ -1,4 +1,4 @@
-"""The benchmark's smoke run (issue 6): it runs, and produces figures for every case.
+"""The benchmark's smoke run: it runs, and produces figures for every case.
 
 No thresholds: timings on a shared CI machine say nothing. What must hold is that
 ``python -m benchmarks --smoke`` works from the repository root, drives every case

@@ -47,3 +47,17 @@ def test_demo_runs_every_scenario_and_reports_each_call_id() -> None:
     assert "truncated_stream" in out and "overloaded_error" in out
     assert re.search(r"^  duplicate: lookup_demo_value call_\w+$", out, re.MULTILINE)
     assert re.search(r"\d+ inference spans \(\d+ failed, [1-9]\d* retries\)", out)
+
+
+def test_version_flag_prints_the_package_version() -> None:
+    import tooltap
+
+    proc = subprocess.run(
+        [sys.executable, "-m", "tooltap", "--version"],
+        check=False,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.strip() == f"tooltap {tooltap.__version__}"

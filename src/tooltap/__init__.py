@@ -1,71 +1,38 @@
-"""tooltap: make the tool calls of LLM agents observable."""
+"""tooltap: make the tool calls of LLM agents observable.
+
+``instrument()`` records every tool call of httpx/httpx2, aiohttp and the openai,
+anthropic and google-genai SDKs as OpenTelemetry spans and metrics, per call id.
+The parsers are in ``tooltap.core``, the harness toolkit in ``tooltap.harness``, the
+provider simulator in ``tooltap.simulator``.
+"""
 
 from __future__ import annotations
 
-from ._core.detect import detect_dialect
-from ._core.errors import classify_error, classify_problem
-from ._core.model import (
-    DIALECTS,
-    ErrorClass,
-    Limits,
-    Parsed,
-    Problem,
-    RequestInfo,
-    ServerCall,
-    ToolCall,
-    ToolResultRef,
-    Usage,
-)
-from ._core.request import parse_request
-from ._core.results import result_message, result_messages
-from ._core.stream import StreamParser, parse_response
-from ._core.validate import validate
-from ._runner.fallback import ProviderFailure, fallback_message, provider_failure
-from ._runner.ledger import Ledger, LedgerEntry, MemoryLedger, SQLiteLedger
-from ._runner.outcome import Outcome, TurnResult
-from ._runner.policy import RetryPolicy, ToolError
-from ._runner.registry import Tool, ToolRegistry
+from importlib import metadata as _metadata
+
+from . import core as core
+from . import harness as harness
+from ._telemetry.config import Config
 from ._telemetry.listeners import ToolCallProblem, ToolCallReceived, ToolResultSent
+from .core import Parsed, Problem, ToolCall, ToolResultRef
 from .instrumentor import TooltapInstrumentor, flush, instrument, uninstrument
 
+try:
+    __version__ = _metadata.version("tooltap")
+except _metadata.PackageNotFoundError:  # a source tree that was never installed
+    __version__ = "0.0.0"
+
 __all__ = [
-    "DIALECTS",
-    "ErrorClass",
-    "Ledger",
-    "LedgerEntry",
-    "Limits",
-    "MemoryLedger",
-    "Outcome",
+    "Config",
     "Parsed",
     "Problem",
-    "ProviderFailure",
-    "RequestInfo",
-    "RetryPolicy",
-    "SQLiteLedger",
-    "ServerCall",
-    "StreamParser",
-    "Tool",
     "ToolCall",
     "ToolCallProblem",
     "ToolCallReceived",
-    "ToolError",
-    "ToolRegistry",
     "ToolResultRef",
     "ToolResultSent",
     "TooltapInstrumentor",
-    "TurnResult",
-    "Usage",
-    "classify_error",
-    "classify_problem",
-    "detect_dialect",
-    "fallback_message",
     "flush",
     "instrument",
-    "parse_request",
-    "parse_response",
-    "provider_failure",
-    "result_message",
-    "result_messages",
     "uninstrument",
-    "validate",
 ]

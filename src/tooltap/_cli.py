@@ -7,8 +7,11 @@ import sys
 
 
 def main(argv: list[str] | None = None) -> int:
-    """``tooltap demo [--serve] [--port N]``."""
+    """``tooltap demo [--serve] [--port N]``; ``tooltap --version``."""
+    from . import __version__
+
     parser = argparse.ArgumentParser(prog="tooltap", description=__doc__)
+    parser.add_argument("--version", action="version", version=f"tooltap {__version__}")
     commands = parser.add_subparsers(dest="command", required=True)
     demo = commands.add_parser(
         "demo", help="run agents for every SDK, auto-instrumented, against the simulator"

@@ -1,11 +1,13 @@
 """Wiring: ``TooltapInstrumentor`` (the ``opentelemetry_instrumentor`` entry point) and the
 ``instrument`` / ``uninstrument`` / ``flush`` functions.
 
-``instrument`` builds one ``Telemetry`` (providers from ``_telemetry.export`` when that
-module is present, else the given or global ones), then installs the transport tap
-and the SDK-layer patches lazily (post-import hooks: nothing is imported here).
-Setup never raises: ``opentelemetry-instrument`` re-raises any non-ImportError from an
-instrumentor, so a failure is logged and tooltap stays off.
+``instrument`` checks its options (``tooltap.Config``), builds one ``Telemetry`` (providers
+from ``_telemetry.export`` when that module is present, else the given or global ones),
+then installs the transport tap and the SDK-layer patches lazily (post-import hooks:
+nothing is imported here). Setup never raises: ``opentelemetry-instrument`` re-raises
+any non-ImportError from an instrumentor, so a failure is logged and tooltap stays off.
+The one exception is strict mode (``TOOLTAP_STRICT_CONFIG=1`` or ``strict=True``), where
+an unknown or invalid option raises ``ConfigError`` and nothing is installed.
 """
 
 from __future__ import annotations
@@ -23,8 +25,15 @@ from opentelemetry.instrumentation.instrumentor import (  # type: ignore[attr-de
 )
 
 from ._patch import httpx_tap
-from ._patch.quietly import quietly, report
-from ._telemetry.config import Config
+from ._quietly import quietly, report
+from ._telemetry.config import (
+    OPTION_NAMES,
+    Config,
+    ConfigError,
+    check_names,
+    reject,
+    strict_mode,
+)
 from ._telemetry.listeners import Listener
 from ._telemetry.telemetry import Telemetry, get_telemetry, set_telemetry
 
@@ -34,6 +43,19 @@ _log = logging.getLogger("tooltap")
 
 ENTRY_POINT_NAME: Final = "tooltap"
 DISABLED_ENV: Final = "OTEL_PYTHON_DISABLED_INSTRUMENTATIONS"
+#: Keyword arguments of ``instrument()`` besides the ``Config`` fields.
+_OTHER_OPTIONS: Final = frozenset(
+    {
+        "tracer_provider",
+        "meter_provider",
+        "logger_provider",
+        "listeners",
+        "config",
+        "strict",
+        "prometheus_port",
+        "prometheus_host",
+    }
+)
 #: SDK-layer patch modules (each with ``install(tel)`` / ``uninstall()``), imported if present.
 _SDK_PATCHES: Final = ("sdk_openai", "sdk_anthropic", "sdk_google", "aiohttp_tap")
 _atexit_registered = False
@@ -73,17 +95,30 @@ def _at_exit() -> None:
         quietly(tel.lifecycle.end_all)
 
 
+def _config(options: dict[str, Any]) -> Config:
+    """The options' ``Config`` (popping ``config`` and ``strict``); warns or, strictly, raises."""
+    base = options.pop("config", None)
+    with strict_mode(options.pop("strict", None)):
+        check_names(options, OPTION_NAMES | _OTHER_OPTIONS)
+        if base is not None and not isinstance(base, Config):
+            reject(f"tooltap: config must be a tooltap.Config, got {base!r}; using the defaults")
+            base = None
+        return Config.from_options(options, base=base)
+
+
 def _install(
     tracer_provider: Any = None,
     meter_provider: Any = None,
     listeners: Iterable[Listener] = (),
+    *,
+    config: Config,
     **options: Any,
 ) -> None:
     global _atexit_registered
     logger_provider = options.pop("logger_provider", None)
     tracer_provider, meter_provider = _providers(tracer_provider, meter_provider, options)
     tel = Telemetry(
-        config=Config.from_options(options),
+        config=config,
         tracer_provider=tracer_provider,
         meter_provider=meter_provider,
         logger_provider=logger_provider,
@@ -116,8 +151,9 @@ class TooltapInstrumentor(BaseInstrumentor):  # type: ignore[misc]
     """OpenTelemetry instrumentor for LLM tool calls over httpx/httpx2 and the provider SDKs.
 
     ``instrument(tracer_provider=None, meter_provider=None, listeners=(), **options)``;
-    options: ``capture_content``, ``orphan_timeout``, ``tool_name_cap``, ``limits``,
-    ``logger_provider``, plus whatever the exporter setup accepts (``prometheus_port``).
+    options: ``config`` (a ``tooltap.Config``) and each ``Config`` field as a keyword
+    (overriding ``config``), ``strict``, ``logger_provider``, ``prometheus_port`` and
+    ``prometheus_host``.
     """
 
     def instrumentation_dependencies(self) -> Collection[str]:
@@ -129,7 +165,10 @@ class TooltapInstrumentor(BaseInstrumentor):  # type: ignore[misc]
             _log.info("tooltap: disabled by %s", DISABLED_ENV)
             return
         try:
-            _install(**kwargs)
+            config = _config(kwargs)
+            _install(config=config, **kwargs)
+        except ConfigError:
+            raise  # strict mode asked for it
         except Exception:  # noqa: BLE001 - instrumenting must never break the app
             _log.warning("tooltap: instrumentation failed; tooltap stays off", exc_info=True)
             quietly(_uninstall)
@@ -142,13 +181,25 @@ def instrument(
     tracer_provider: Any = None,
     meter_provider: Any = None,
     listeners: Iterable[Listener] = (),
+    *,
+    config: Config | None = None,
+    strict: bool | None = None,
     **options: Any,
 ) -> None:
-    """Instrument httpx/httpx2 and the provider SDKs (idempotent: a second call warns)."""
+    """Instrument httpx/httpx2 and the provider SDKs (idempotent: a second call warns).
+
+    ``config`` holds the options; each ``Config`` field may also be given as a keyword
+    (it overrides ``config``). ``logger_provider`` takes the content events;
+    ``prometheus_port`` / ``prometheus_host`` open a ``/metrics`` endpoint when tooltap
+    builds the meter provider. Unknown or invalid options warn, or raise ``ConfigError``
+    when ``strict`` (None: ``$TOOLTAP_STRICT_CONFIG``).
+    """
     TooltapInstrumentor().instrument(
         tracer_provider=tracer_provider,
         meter_provider=meter_provider,
         listeners=tuple(listeners),
+        config=config,
+        strict=strict,
         **options,
     )
 

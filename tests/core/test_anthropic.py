@@ -12,10 +12,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import tooltap
-from tooltap import Limits, Parsed, StreamParser, parse_response
+from tooltap import Parsed
 from tooltap._core.args import may_exceed
 from tooltap._core.dialects import anthropic as reducer_module
 from tooltap._core.sse import SSEEvent
+from tooltap.core import Limits, StreamParser, parse_response
 
 DIALECT = "anthropic.messages"
 
@@ -110,7 +111,7 @@ def test_two_tool_use_blocks_with_pings_and_empty_first_delta() -> None:
     assert parsed.complete
     assert parsed.finish_reason == "tool_use"
     assert (parsed.response_id, parsed.model) == ("msg_1", "claude-x")
-    assert parsed.usage == tooltap.Usage(10, 42, 3, 4)
+    assert parsed.usage == tooltap.core.Usage(10, 42, 3, 4)
 
 
 def test_each_call_is_emitted_by_its_content_block_stop() -> None:
@@ -392,7 +393,7 @@ def test_message_delta_usage_overrides_message_start() -> None:
         ),
         ev("message_stop"),
     )
-    assert parse_response(body, DIALECT).usage == tooltap.Usage(7, 30, None, None)
+    assert parse_response(body, DIALECT).usage == tooltap.core.Usage(7, 30, None, None)
 
 
 def test_malformed_events_are_unexpected_shape_and_never_raise() -> None:
@@ -521,7 +522,7 @@ def test_whole_body() -> None:
         "msg_body",
         "claude-y",
     )
-    assert parsed.usage == tooltap.Usage(12, 34, 5, None)
+    assert parsed.usage == tooltap.core.Usage(12, 34, 5, None)
     assert parsed.complete and parsed.problems == ()
 
 

@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import pytest
-from corpus import CASES, Case
 
 import tooltap
+from tests.corpus import CASES, Case
 
 
 def _expected(case: Case) -> list[tuple[str, str | None, dict]]:
@@ -21,7 +21,7 @@ OK_CASES = [c for c in CASES if c.status == 200]
 
 @pytest.mark.parametrize("case", OK_CASES, ids=lambda c: c.name)
 def test_calls_match_expected(case: Case) -> None:
-    parsed = tooltap.parse_response(case.body, case.dialect)
+    parsed = tooltap.core.parse_response(case.body, case.dialect)
     assert _got(parsed) == _expected(case)
     assert [c.index for c in parsed.calls] == list(range(len(parsed.calls)))
     assert all(c.provider == case.dialect.split(".")[0] for c in parsed.calls)
@@ -36,8 +36,8 @@ def test_calls_match_expected(case: Case) -> None:
 
 @pytest.mark.parametrize("case", [c for c in OK_CASES if c.stream], ids=lambda c: c.name)
 def test_stream_fed_byte_by_byte_matches_whole(case: Case) -> None:
-    whole = tooltap.parse_response(case.body, case.dialect)
-    parser = tooltap.StreamParser(case.dialect)
+    whole = tooltap.core.parse_response(case.body, case.dialect)
+    parser = tooltap.core.StreamParser(case.dialect)
     emitted = []
     for i in range(len(case.body)):
         emitted += parser.feed(case.body[i : i + 1])
@@ -50,7 +50,7 @@ def test_stream_fed_byte_by_byte_matches_whole(case: Case) -> None:
     "case", [c for c in CASES if c.meta["kind"] == "truncated"], ids=lambda c: c.name
 )
 def test_truncated_streams_are_counted_failures(case: Case) -> None:
-    parsed = tooltap.parse_response(case.body, case.dialect)
+    parsed = tooltap.core.parse_response(case.body, case.dialect)
     assert not parsed.complete
     kinds = [p.kind for p in parsed.problems]
     assert "truncated_stream" in kinds
@@ -68,6 +68,6 @@ def test_truncated_streams_are_counted_failures(case: Case) -> None:
     ids=lambda c: c.name,
 )
 def test_error_inside_a_200_is_an_error_event(case: Case) -> None:
-    parsed = tooltap.parse_response(case.body, case.dialect)
+    parsed = tooltap.core.parse_response(case.body, case.dialect)
     assert "error_event" in [p.kind for p in parsed.problems]
     assert parsed.calls == ()

@@ -1,4 +1,4 @@
-"""Recognising LLM traffic by method and path (issue 6 made it cheaper; same answers)."""
+"""Recognising LLM traffic by method and path."""
 
 from __future__ import annotations
 

@@ -16,13 +16,14 @@ import httpx
 import httpx2
 import openai
 import pytest
-from corpus import CASES, Case
 from google import genai
 from google.genai import errors as genai_errors
 from google.genai import types as genai_types
 
 import tooltap
-from tooltap import ErrorClass, Problem, classify_error, classify_problem
+from tests.corpus import CASES, Case
+from tooltap import Problem
+from tooltap.core import ErrorClass, classify_error, classify_problem
 
 # --- corpus -------------------------------------------------------------------------
 
@@ -86,7 +87,7 @@ def test_model_not_found_gets_a_model_hint(name: str) -> None:
 @pytest.mark.parametrize("name", sorted(STREAM_ERRORS))
 def test_corpus_stream_errors_class_through_their_problem(name: str) -> None:
     case = next(c for c in CASES if c.name == name)
-    parsed = tooltap.parse_response(case.body, case.dialect)
+    parsed = tooltap.core.parse_response(case.body, case.dialect)
     classes = [classify_problem(p) for p in parsed.problems if p.kind == "error_event"]
     assert classes, parsed.problems
     assert {c.error_type for c in classes if c is not None} == {STREAM_ERRORS[name]}
@@ -96,7 +97,7 @@ def test_corpus_stream_errors_class_through_their_problem(name: str) -> None:
     "case", [c for c in CASES if c.meta["kind"] == "truncated"], ids=lambda c: c.name
 )
 def test_corpus_truncated_streams_are_stream_truncated(case: Case) -> None:
-    parsed = tooltap.parse_response(case.body, case.dialect)
+    parsed = tooltap.core.parse_response(case.body, case.dialect)
     classes = [classify_problem(p) for p in parsed.problems]
     truncated = [c for c in classes if c is not None and c.error_type == "stream_truncated"]
     assert truncated and all(c.retryable for c in truncated)
@@ -578,7 +579,7 @@ STREAM_ERROR_EVENTS = [
 def test_stream_error_events_class_as_the_provider_says(
     dialect: str, body: bytes, expected: str
 ) -> None:
-    parsed = tooltap.parse_response(body, dialect)
+    parsed = tooltap.core.parse_response(body, dialect)
     classes = [classify_problem(p) for p in parsed.problems if p.kind == "error_event"]
     assert [c.error_type for c in classes if c is not None] == [expected]
     assert all(c is not None and c.retryable for c in classes)

@@ -1,4 +1,4 @@
-"""The reducers' fast paths change speed, never results (issue 6).
+"""The reducers' fast paths change speed, never results.
 
 Every stream is parsed twice: by ``StreamParser`` as shipped, and by the same parser
 with its fast path switched off (every event decoded by the full path). The calls
@@ -18,8 +18,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tests.corpus import load_cases
-from tooltap import Limits, StreamParser
 from tooltap._core._json import _match_run, loads, loads_str, unescape
+from tooltap.core import Limits, StreamParser
 
 Stream = Callable[..., bytes]
 Run = tuple[bytes, int]

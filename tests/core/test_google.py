@@ -10,9 +10,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import tooltap
-from tooltap import Limits, Parsed, StreamParser, parse_response
+from tooltap import Parsed
 from tooltap._core.dialects import google as reducer_module
 from tooltap._core.sse import SSEEvent
+from tooltap.core import Limits, StreamParser, parse_response
 
 DIALECT = "google.genai"
 
@@ -74,7 +75,7 @@ def test_several_calls_over_two_chunks_are_numbered_across_the_stream() -> None:
         "resp_1",
         "gemini-2.5-flash",
     )
-    assert parsed.usage == tooltap.Usage(11, 22, 4, None)
+    assert parsed.usage == tooltap.core.Usage(11, 22, 4, None)
 
 
 def test_byte_by_byte_matches_whole() -> None:
@@ -215,7 +216,7 @@ def test_sdk_object_parses_like_the_wire_body() -> None:
         "resp_sdk",
         "gemini-3-pro",
     )
-    assert parsed.usage == tooltap.Usage(3, 4, 1, None)
+    assert parsed.usage == tooltap.core.Usage(3, 4, 1, None)
 
 
 def test_snake_case_dump_parses_the_same() -> None:

@@ -1,4 +1,4 @@
-"""``match_run``: the C speedup and its pure Python twin give the same answers (issue 6).
+"""``match_run``: the C speedup and its pure Python twin give the same answers.
 
 The reference is the definition, written another way: events end at blank lines; from
 ``pos``, each event of at most ``cap`` bytes that is head + body + rest, where the body is

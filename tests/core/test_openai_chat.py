@@ -62,10 +62,10 @@ def sse(*events: Any) -> bytes:
 
 
 def per_event(
-    body: bytes, limits: tooltap.Limits | None = None
+    body: bytes, limits: tooltap.core.Limits | None = None
 ) -> tuple[list[list[str]], tooltap.Parsed]:
     """Feed one SSE event at a time; the call ids emitted by each feed, and the result."""
-    parser = tooltap.StreamParser(DIALECT, limits=limits)
+    parser = tooltap.core.StreamParser(DIALECT, limits=limits)
     emitted = []
     for block in body.split(b"\n\n"):
         if block:
@@ -102,7 +102,7 @@ def test_calls_are_emitted_as_soon_as_the_next_index_starts() -> None:
     ]
     assert parsed.calls[0].raw_arguments == '{"x": 1}'
     assert parsed.finish_reason == "tool_calls"
-    assert parsed.usage == tooltap.Usage(7, 3, 5)
+    assert parsed.usage == tooltap.core.Usage(7, 3, 5)
     assert parsed.response_id == "chatcmpl-1" and parsed.model == "gpt-test"
     assert parsed.complete and parsed.problems == ()
 
@@ -116,7 +116,7 @@ def test_arguments_null_then_fragments_and_missing_arguments() -> None:
         chunk(finish="tool_calls"),
         "[DONE]",
     )
-    parsed = tooltap.parse_response(body, DIALECT)
+    parsed = tooltap.core.parse_response(body, DIALECT)
     assert [(c.call_id, c.args) for c in parsed.calls] == [
         ("call_a", {"city": "Zürich"}),
         ("call_b", {}),
@@ -160,7 +160,7 @@ def test_error_chunk_with_choices_is_recorded_and_the_stream_goes_on() -> None:
         chunk(finish="tool_calls"),
         "[DONE]",
     )
-    parsed = tooltap.parse_response(body, DIALECT)
+    parsed = tooltap.core.parse_response(body, DIALECT)
     assert [c.call_id for c in parsed.calls] == ["call_a", "call_b"]
     assert [(p.kind, p.detail) for p in parsed.problems] == [
         ("error_event", "502: Upstream hiccup")
@@ -198,7 +198,7 @@ def test_invalid_json_arguments_are_a_problem_not_a_call() -> None:
         chunk(finish="tool_calls"),
         "[DONE]",
     )
-    parsed = tooltap.parse_response(body, DIALECT)
+    parsed = tooltap.core.parse_response(body, DIALECT)
     assert [(c.call_id, c.index) for c in parsed.calls] == [("call_b", 0)]
     (problem,) = parsed.problems
     assert (problem.kind, problem.call_index, problem.call_id, problem.name, problem.received) == (
@@ -212,13 +212,13 @@ def test_invalid_json_arguments_are_a_problem_not_a_call() -> None:
 
 def test_arguments_that_are_not_an_object_are_unexpected_shape() -> None:
     body = sse(chunk(tc(0, "[1, 2]", id="call_a", name="f")), chunk(finish="tool_calls"))
-    parsed = tooltap.parse_response(body, DIALECT)
+    parsed = tooltap.core.parse_response(body, DIALECT)
     assert parsed.calls == ()
     assert [(p.kind, p.received) for p in parsed.problems] == [("unexpected_shape", "[1, 2]")]
 
 
 def test_oversized_arguments_stop_being_kept() -> None:
-    limits = tooltap.Limits(max_argument_bytes=20)
+    limits = tooltap.core.Limits(max_argument_bytes=20)
     body = sse(
         chunk(tc(0, '{"text": "', id="call_a", name="f")),
         *[chunk(tc(0, "x" * 8)) for _ in range(50)],
@@ -249,7 +249,7 @@ def test_truncated_stream_turns_open_calls_into_truncated_json_even_when_empty()
     body = sse(
         chunk(tc(0, '{"a": 1}', id="call_a", name="f")), chunk(tc(1, "", id="call_b", name="g"))
     )
-    parsed = tooltap.parse_response(body, DIALECT)
+    parsed = tooltap.core.parse_response(body, DIALECT)
     assert [c.call_id for c in parsed.calls] == ["call_a"]
     assert not parsed.complete
     assert [(p.kind, p.call_id, p.received) for p in parsed.problems] == [
@@ -278,7 +278,7 @@ def test_index_less_deltas_follow_the_last_call_gemini_style() -> None:
         chunk(tc(None, '{"location":"Perth"}', id="function-call-2", name="get_weather")),
         chunk(finish="stop"),
     )
-    parsed = tooltap.parse_response(body, DIALECT)
+    parsed = tooltap.core.parse_response(body, DIALECT)
     assert [(c.call_id, c.args) for c in parsed.calls] == [
         ("function-call-1", {"location": "Sydney"}),
         ("function-call-2", {"location": "Perth"}),
@@ -294,7 +294,7 @@ def test_surrogate_pair_split_across_fragments_is_rejoined() -> None:
         b'data: {"choices":[{"index":0,"delta":{"tool_calls":[{"index":0,'
         b'"function":{"arguments":"\\ude00\\"}"}}]},"finish_reason":"tool_calls"}]}\n\n'
     )
-    parsed = tooltap.parse_response(body, DIALECT)
+    parsed = tooltap.core.parse_response(body, DIALECT)
     assert parsed.calls[0].args == {"e": "😀"}
 
 
@@ -305,7 +305,7 @@ def test_custom_tool_call_is_kept_out_of_calls() -> None:
         "type": "custom",
         "custom": {"name": "run_sql", "input": "SELECT 1"},
     }
-    parsed = tooltap.parse_response(sse(chunk(custom), chunk(finish="tool_calls")), DIALECT)
+    parsed = tooltap.core.parse_response(sse(chunk(custom), chunk(finish="tool_calls")), DIALECT)
     assert parsed.calls == ()
     (problem,) = parsed.problems
     assert (problem.kind, problem.name, problem.call_id, problem.received) == (
@@ -323,7 +323,7 @@ def test_fragments_after_a_call_finished_are_reported() -> None:
         chunk(tc(0, "junk")),
         chunk(finish="tool_calls"),
     )
-    parsed = tooltap.parse_response(body, DIALECT)
+    parsed = tooltap.core.parse_response(body, DIALECT)
     assert [c.args for c in parsed.calls] == [{"a": 1}, {"b": 2}]
     assert kinds(parsed) == ["unexpected_shape"]
 
@@ -336,8 +336,8 @@ def test_byte_by_byte_with_multibyte_arguments_matches_whole() -> None:
         chunk(finish="tool_calls"),
         "[DONE]",
     )
-    whole = tooltap.parse_response(body, DIALECT)
-    parser = tooltap.StreamParser(DIALECT)
+    whole = tooltap.core.parse_response(body, DIALECT)
+    parser = tooltap.core.StreamParser(DIALECT)
     emitted = []
     for i in range(len(body)):
         emitted += parser.feed(body[i : i + 1])
@@ -360,9 +360,9 @@ PARALLEL = sse(
 @settings(max_examples=60, deadline=None)
 @given(st.lists(st.integers(min_value=0, max_value=len(PARALLEL)), max_size=12))
 def test_any_cut_points_give_the_same_result(cuts: list[int]) -> None:
-    whole = tooltap.parse_response(PARALLEL, DIALECT)
+    whole = tooltap.core.parse_response(PARALLEL, DIALECT)
     bounds = [0, *sorted(cuts), len(PARALLEL)]
-    parser = tooltap.StreamParser(DIALECT)
+    parser = tooltap.core.StreamParser(DIALECT)
     emitted = []
     for a, b in itertools.pairwise(bounds):
         emitted += parser.feed(PARALLEL[a:b])
@@ -388,7 +388,7 @@ def test_any_cut_points_give_the_same_result(cuts: list[int]) -> None:
     ],
 )
 def test_malformed_chunks_are_problems(data: bytes, kind: str) -> None:
-    reducer = openai_chat.Reducer(tooltap.Limits())
+    reducer = openai_chat.Reducer(tooltap.core.Limits())
     assert reducer.event(SSEEvent("message", data)) == []
     parsed = reducer.finish()
     assert kind in kinds(parsed) and parsed.calls == ()
@@ -399,7 +399,7 @@ def test_arguments_of_the_wrong_type_are_unexpected_shape() -> None:
         chunk({"index": 0, "id": "c", "function": {"name": "f", "arguments": 5}}),
         chunk(finish="stop"),
     )
-    parsed = tooltap.parse_response(body, DIALECT)
+    parsed = tooltap.core.parse_response(body, DIALECT)
     assert parsed.calls == ()
     assert [(p.kind, p.call_id) for p in parsed.problems] == [("unexpected_shape", "c")]
 
@@ -437,7 +437,7 @@ JSONISH = st.recursive(
 @settings(max_examples=150, deadline=None)
 @given(st.lists(JSONISH, max_size=6), st.booleans())
 def test_reducer_never_raises(payloads: list[Any], cut: bool) -> None:
-    reducer = openai_chat.Reducer(tooltap.Limits())
+    reducer = openai_chat.Reducer(tooltap.core.Limits())
     for p in payloads:
         reducer.event(SSEEvent("message", json.dumps(p).encode(), None, not cut))
     parsed = reducer.finish()
@@ -477,7 +477,7 @@ def test_body_with_tool_calls_legacy_and_custom() -> None:
         ],
         "usage": {"prompt_tokens": 1, "completion_tokens": 2},
     }
-    parsed = openai_chat.parse_body(body, tooltap.Limits())
+    parsed = openai_chat.parse_body(body, tooltap.core.Limits())
     assert [(c.call_id, c.args, c.index, c.raw_arguments) for c in parsed.calls] == [
         ("a", {"x": 1}, 0, '{"x": 1}'),
         ("b", {"y": 2}, 1, None),
@@ -487,11 +487,11 @@ def test_body_with_tool_calls_legacy_and_custom() -> None:
         ("unexpected_shape", 3, "d"),
         ("truncated_json", 4, "e"),
     ]
-    assert parsed.usage == tooltap.Usage(1, 2) and parsed.finish_reason == "tool_calls"
+    assert parsed.usage == tooltap.core.Usage(1, 2) and parsed.finish_reason == "tool_calls"
 
 
 def test_body_error_length_and_bad_shapes() -> None:
-    limits = tooltap.Limits()
+    limits = tooltap.core.Limits()
     assert kinds(
         openai_chat.parse_body({"error": {"code": "content_filter", "message": "no"}}, limits)
     ) == ["error_event"]
@@ -510,11 +510,11 @@ def test_body_without_finish_reason_is_an_unfinished_snapshot() -> None:
             {"id": "a", "type": "function", "function": {"name": "f", "arguments": '{"k": 1}'}},
         ]}}],
     }
-    parsed = openai_chat.parse_body(snapshot, tooltap.Limits())
+    parsed = openai_chat.parse_body(snapshot, tooltap.core.Limits())
     assert not parsed.complete
     assert kinds(parsed) == ["truncated_stream"]
     done = {"choices": [{**snapshot["choices"][0], "finish_reason": "tool_calls"}]}
-    assert openai_chat.parse_body(done, tooltap.Limits()).complete
+    assert openai_chat.parse_body(done, tooltap.core.Limits()).complete
 
 
 def test_error_detail_never_carries_a_key() -> None:
@@ -524,7 +524,7 @@ def test_error_detail_never_carries_a_key() -> None:
             "message": "Incorrect API key provided: sk-proj-abc***wxyz.",
         }
     }
-    (problem,) = openai_chat.parse_body(body, tooltap.Limits()).problems
+    (problem,) = openai_chat.parse_body(body, tooltap.core.Limits()).problems
     assert "sk-proj" not in problem.detail and problem.detail.startswith("invalid_api_key: ")
 
 
@@ -535,6 +535,6 @@ def test_tool_data_after_finish_reason_is_reported_once_and_ignored() -> None:
         chunk(tc(1, '{"c": 3}')),
         "[DONE]",
     )
-    parsed = tooltap.parse_response(body, DIALECT)
+    parsed = tooltap.core.parse_response(body, DIALECT)
     assert [c.call_id for c in parsed.calls] == ["call_a"]
     assert kinds(parsed) == ["unexpected_shape"]

@@ -93,7 +93,7 @@ def one_call(
 
 
 def per_event(body: bytes) -> tuple[list[list[str | None]], tooltap.Parsed]:
-    parser = tooltap.StreamParser(DIALECT)
+    parser = tooltap.core.StreamParser(DIALECT)
     emitted = []
     for block in body.split(b"\n\n"):
         if block:
@@ -126,7 +126,7 @@ def test_single_call_is_emitted_at_arguments_done_with_usage() -> None:
         DIALECT,
     )
     assert call.raw_arguments == '{"country":"France"}'
-    assert parsed.usage == tooltap.Usage(10, 4, 8)
+    assert parsed.usage == tooltap.core.Usage(10, 4, 8)
     assert (parsed.response_id, parsed.model, parsed.finish_reason) == (
         "resp_1",
         "gpt-test",
@@ -166,7 +166,7 @@ def test_failed_response_is_an_error_event_and_truncates_the_open_call() -> None
         ),
     }
     body = sse(created(), added(0, fc("fc_1", "call_1", "f")), delta(0, "fc_1", '{"a": '), failed)
-    parsed = tooltap.parse_response(body, DIALECT)
+    parsed = tooltap.core.parse_response(body, DIALECT)
     assert parsed.complete and parsed.calls == ()
     assert parsed.finish_reason == "failed"
     assert [(p.kind, p.detail, p.call_id, p.received) for p in parsed.problems] == [
@@ -192,7 +192,7 @@ def test_incomplete_response_gives_the_reason_and_truncates() -> None:
         delta(1, "fc_1", '{"text": "abc'),
         incomplete,
     )
-    parsed = tooltap.parse_response(body, DIALECT)
+    parsed = tooltap.core.parse_response(body, DIALECT)
     assert [c.call_id for c in parsed.calls] == ["call_0"]
     assert parsed.complete and parsed.finish_reason == "max_output_tokens"
     assert [
@@ -207,7 +207,7 @@ def test_incomplete_response_gives_the_reason_and_truncates() -> None:
 def test_error_event_ends_the_stream() -> None:
     err = {"type": "error", "code": "rate_limit_exceeded", "message": "Slow down", "param": None}
     body = sse(created(), added(0, fc("fc_1", "call_1", "f")), err)
-    parsed = tooltap.parse_response(body, DIALECT)
+    parsed = tooltap.core.parse_response(body, DIALECT)
     assert parsed.complete
     assert [
         (p.kind, p.detail if p.kind == "error_event" else p.received) for p in parsed.problems
@@ -225,7 +225,7 @@ def test_invalid_json_and_not_an_object() -> None:
         *one_call("fc_2", "call_2", "h", ['{"ok": 1}'], pos=2),
         completed(),
     )
-    parsed = tooltap.parse_response(body, DIALECT)
+    parsed = tooltap.core.parse_response(body, DIALECT)
     assert [(c.call_id, c.index) for c in parsed.calls] == [("call_2", 0)]
     assert [(p.kind, p.call_index, p.call_id, p.name, p.received) for p in parsed.problems] == [
         ("invalid_json", 0, "call_0", "f", '{"a": 1,}'),
@@ -234,14 +234,14 @@ def test_invalid_json_and_not_an_object() -> None:
 
 
 def test_oversized_arguments() -> None:
-    limits = tooltap.Limits(max_argument_bytes=16)
+    limits = tooltap.core.Limits(max_argument_bytes=16)
     body = sse(
         created(),
         *one_call("fc_0", "call_0", "f", ['{"t": "', "y" * 40, '"}']),
         *one_call("fc_1", "call_1", "g", ['{"a": 1}'], pos=1),
         completed(),
     )
-    parser = tooltap.StreamParser(DIALECT, limits=limits)
+    parser = tooltap.core.StreamParser(DIALECT, limits=limits)
     parser.feed(body)
     parsed = parser.close()
     assert [c.call_id for c in parsed.calls] == ["call_1"]
@@ -261,7 +261,7 @@ def test_done_arguments_win_over_deltas_and_a_mismatch_is_reported() -> None:
         args_done(0, "fc_1", '{"a": 1}'),
         completed(),
     )
-    parsed = tooltap.parse_response(body, DIALECT)
+    parsed = tooltap.core.parse_response(body, DIALECT)
     assert [c.args for c in parsed.calls] == [{"a": 1}]
     assert [(p.kind, p.call_id) for p in parsed.problems] == [("unexpected_shape", "call_1")]
 
@@ -310,7 +310,7 @@ def test_custom_tool_call_and_other_items_are_not_calls() -> None:
         item_done(1, custom),
         completed(message, custom),
     )
-    parsed = tooltap.parse_response(body, DIALECT)
+    parsed = tooltap.core.parse_response(body, DIALECT)
     assert parsed.calls == ()
     assert [(p.kind, p.name, p.call_id, p.received) for p in parsed.problems] == [
         ("unexpected_shape", "sql", "call_c", "SELECT 1")
@@ -322,13 +322,13 @@ def test_data_only_stream_with_done_sentinel() -> None:
         sse(created(), *one_call("fc_1", "call_1", "f", ["{}"]), completed(), named=False)
         + b"data: [DONE]\n\n"
     )
-    parsed = tooltap.parse_response(body, DIALECT)
+    parsed = tooltap.core.parse_response(body, DIALECT)
     assert [c.call_id for c in parsed.calls] == ["call_1"]
     assert parsed.complete and parsed.problems == ()
 
 
 def test_truncated_stream_with_an_empty_call() -> None:
-    parsed = tooltap.parse_response(sse(created(), added(0, fc("fc_1", "call_1", "f"))), DIALECT)
+    parsed = tooltap.core.parse_response(sse(created(), added(0, fc("fc_1", "call_1", "f"))), DIALECT)
     assert not parsed.complete
     assert [(p.kind, p.call_id, p.received) for p in parsed.problems] == [
         ("truncated_stream", None, None),
@@ -345,8 +345,8 @@ STREAM = sse(
 
 
 def test_byte_by_byte_with_multibyte_arguments_matches_whole() -> None:
-    whole = tooltap.parse_response(STREAM, DIALECT)
-    parser = tooltap.StreamParser(DIALECT)
+    whole = tooltap.core.parse_response(STREAM, DIALECT)
+    parser = tooltap.core.StreamParser(DIALECT)
     emitted = []
     for i in range(len(STREAM)):
         emitted += parser.feed(STREAM[i : i + 1])
@@ -358,8 +358,8 @@ def test_byte_by_byte_with_multibyte_arguments_matches_whole() -> None:
 @settings(max_examples=60, deadline=None)
 @given(st.lists(st.integers(min_value=0, max_value=len(STREAM)), max_size=12))
 def test_any_cut_points_give_the_same_result(cuts: list[int]) -> None:
-    whole = tooltap.parse_response(STREAM, DIALECT)
-    parser = tooltap.StreamParser(DIALECT)
+    whole = tooltap.core.parse_response(STREAM, DIALECT)
+    parser = tooltap.core.StreamParser(DIALECT)
     emitted = []
     for a, b in itertools.pairwise([0, *sorted(cuts), len(STREAM)]):
         emitted += parser.feed(STREAM[a:b])
@@ -377,7 +377,7 @@ def test_any_cut_points_give_the_same_result(cuts: list[int]) -> None:
     ],
 )
 def test_malformed_events_are_problems(data: bytes, shaped: bool) -> None:
-    reducer = openai_responses.Reducer(tooltap.Limits())
+    reducer = openai_responses.Reducer(tooltap.core.Limits())
     assert reducer.event(SSEEvent("message", data)) == []
     parsed = reducer.finish()
     assert ("unexpected_shape" in kinds(parsed)) is shaped
@@ -432,7 +432,7 @@ EVENT_TYPES = st.sampled_from(
 @settings(max_examples=150, deadline=None)
 @given(st.lists(st.tuples(EVENT_TYPES, JSONISH), max_size=6))
 def test_reducer_never_raises(events: list[tuple[str, Any]]) -> None:
-    reducer = openai_responses.Reducer(tooltap.Limits())
+    reducer = openai_responses.Reducer(tooltap.core.Limits())
     for kind, body in events:
         payload = {**body, "type": kind} if isinstance(body, dict) else body
         reducer.event(SSEEvent(kind, json.dumps(payload).encode()))
@@ -459,7 +459,7 @@ def test_body_with_calls_incomplete_item_and_error() -> None:
         incomplete_details={"reason": "max_output_tokens"},
         usage={"input_tokens": 3, "output_tokens": 5},
     )
-    parsed = openai_responses.parse_body(body, tooltap.Limits())
+    parsed = openai_responses.parse_body(body, tooltap.core.Limits())
     assert [(c.call_id, c.args, c.index) for c in parsed.calls] == [
         ("call_1", {"a": 1}, 0),
         ("call_2", {"b": 2}, 1),
@@ -469,11 +469,11 @@ def test_body_with_calls_incomplete_item_and_error() -> None:
         ("truncated_json", 2),
         ("unexpected_shape", None),
     ]
-    assert parsed.finish_reason == "max_output_tokens" and parsed.usage == tooltap.Usage(3, 5)
+    assert parsed.finish_reason == "max_output_tokens" and parsed.usage == tooltap.core.Usage(3, 5)
 
 
 def test_body_error_and_bad_shapes() -> None:
-    limits = tooltap.Limits()
+    limits = tooltap.core.Limits()
     err = {"error": {"code": "model_not_found", "message": "no such model"}}
     assert [(p.kind, p.detail) for p in openai_responses.parse_body(err, limits).problems] == [
         ("error_event", "model_not_found: no such model")

@@ -12,9 +12,10 @@ from google import genai
 from google.genai import types as gt
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from loopback_capture import sent as _sent
 
-from tooltap import DIALECTS, RequestInfo, ToolResultRef, parse_request
+from tests.loopback_capture import sent as _sent
+from tooltap import ToolResultRef
+from tooltap.core import DIALECTS, RequestInfo, parse_request
 
 SCHEMA = {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]}
 

@@ -12,9 +12,10 @@ import openai
 import pytest
 from google import genai
 from google.genai import types as gt
-from loopback_capture import sent as _sent
 
-from tooltap import DIALECTS, ToolCall, parse_request, result_message, result_messages
+from tests.loopback_capture import sent as _sent
+from tooltap import ToolCall
+from tooltap.core import DIALECTS, parse_request, result_message, result_messages
 
 
 def _call(dialect: str, call_id: str | None = "id_1", name: str = "lookup") -> ToolCall:

@@ -10,8 +10,9 @@ from hypothesis import strategies as st
 from jsonschema import Draft202012Validator, SchemaError
 from jsonschema.validators import validator_for
 
-from tooltap import RequestInfo, ToolCall, validate
+from tooltap import ToolCall
 from tooltap._core._schema_check import compile_check
+from tooltap.core import RequestInfo, validate
 
 KEYS = ["city", "n", "tags", "😀"]
 DIALECTS = [

@@ -15,11 +15,12 @@ import os
 from typing import Any
 
 import pytest
-from corpus import CASES, Case
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from tooltap import Parsed, StreamParser, ToolCall, parse_response
+from tests.corpus import CASES, Case
+from tooltap import Parsed, ToolCall
+from tooltap.core import StreamParser, parse_response
 
 settings.register_profile(
     "tooltap-ci", max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow]

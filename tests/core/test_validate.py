@@ -11,11 +11,12 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from jsonschema import Draft202012Validator
-from loopback_capture import QuietHandler, serving
 
-from tooltap import Problem, RequestInfo, ToolCall, parse_request, validate
+from tests.loopback_capture import QuietHandler, serving
+from tooltap import Problem, ToolCall
 from tooltap._core import validate as validate_module
 from tooltap._core._schema_check import compile_check
+from tooltap.core import RequestInfo, parse_request, validate
 
 SCHEMA = {
     "type": "object",

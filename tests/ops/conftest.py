@@ -5,7 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from opsutil import PROM_BIN, ensure_tool
+
+from tests.ops.support import PROM_BIN, ensure_tool
 
 
 @pytest.fixture(scope="session")

@@ -10,7 +10,8 @@ from pathlib import Path
 from typing import Any
 
 import yaml
-from opsutil import DASHBOARDS, ROOT, promtool_run
+
+from tests.ops.support import DASHBOARDS, ROOT, promtool_run
 
 COMPOSE = ROOT / "examples" / "compose"
 

@@ -11,8 +11,8 @@ from typing import Any
 
 import pytest
 import yaml
-from opsutil import DASHBOARDS, ROOT, TOOLS, ensure_tool
 
+from tests.ops.support import DASHBOARDS, ROOT, TOOLS, ensure_tool
 from tooltap._telemetry import semconv
 
 SCHEMA_DIR = TOOLS / "grafana-schema"
@@ -140,7 +140,7 @@ def test_panels_use_the_datasource_variable() -> None:
         assert all(t["datasource"] == panel["datasource"] for t in panel["targets"])
 
 
-def test_panels_cover_what_issue_4_asks_for() -> None:
+def test_panels_cover_the_questions_operators_ask() -> None:
     titles = " | ".join(p["title"] for p in dashboard()["panels"]).lower()
     for topic in (
         "tool-call rate", "failure ratio", "stream problems", "provider errors", "retries",

@@ -1,4 +1,4 @@
-"""A real Prometheus scrapes ``tooltap demo --serve``: the main job feeds the dashboard (issue 4).
+"""A real Prometheus scrapes ``tooltap demo --serve``: the main job feeds the dashboard.
 
 The demo runs as a user runs it (a subprocess, real SDKs against the simulator) and
 keeps its ``/metrics`` endpoint up; a real Prometheus with the shipped alert rules
@@ -15,7 +15,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from opsutil import (
+from tests.ops.support import (
     PYTHON,
     dashboard_targets,
     free_port,

@@ -17,8 +17,8 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from opsutil import PYTHON, free_port
 
+from tests.ops.support import PYTHON, free_port
 from tooltap._telemetry import export
 
 OTEL_ENV = ("OTEL_", "TOOLTAP_")

@@ -16,9 +16,9 @@ from pathlib import Path
 
 import pytest
 from opentelemetry.proto.trace.v1 import trace_pb2
-from opsutil import PYTHON, ROOT, free_port, process, wait_for
-from otlp_receiver import Received, attributes, grpc_receiver, http_receiver
 
+from tests.ops.otlp_receiver import Received, attributes, grpc_receiver, http_receiver
+from tests.ops.support import PYTHON, ROOT, free_port, process, wait_for
 from tooltap._telemetry import semconv as sc
 
 SERVICE = "tooltap-ops-test"

@@ -17,7 +17,17 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from opsutil import PYTHON, ROOT, TOOLS, ensure_tool, free_port, http_json, process, wait_for
+
+from tests.ops.support import (
+    PYTHON,
+    ROOT,
+    TOOLS,
+    ensure_tool,
+    free_port,
+    http_json,
+    process,
+    wait_for,
+)
 
 pytestmark = pytest.mark.slow
 

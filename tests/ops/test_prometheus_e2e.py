@@ -1,4 +1,4 @@
-"""A real Prometheus scrapes tooltap's /metrics, fed by the instrumented SDKs (issue 4).
+"""A real Prometheus scrapes tooltap's /metrics, fed by the instrumented SDKs.
 
 Two runs of ``traffic.py`` in their own processes: a fault-heavy mix and a healthy one.
 After the fault-heavy run every dashboard query returns data and the alerts (with
@@ -19,7 +19,8 @@ from typing import Any
 from urllib.parse import quote
 
 import pytest
-from opsutil import (
+
+from tests.ops.support import (
     DASHBOARDS,
     GRAFANA_VARS,
     PYTHON,

@@ -5,7 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import yaml
-from opsutil import DASHBOARDS, promtool_run
+
+from tests.ops.support import DASHBOARDS, promtool_run
 
 
 def test_promtool_check_rules(promtool: Path) -> None:

@@ -2,9 +2,6 @@
 
 from __future__ import annotations
 
-import sys
-from pathlib import Path
+from tests.telemetry.support import rec, recorder, sim
 
-sys.path.insert(0, str(Path(__file__).parent.parent / "telemetry"))
-
-from tt_support import rec, recorder, sim  # noqa: F401
+__all__ = ["rec", "recorder", "sim"]

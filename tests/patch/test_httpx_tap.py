@@ -8,9 +8,9 @@ import sys
 import textwrap
 
 import httpx2
-from tt_support import Recorder, attrs, first_body, url
 
 import tooltap
+from tests.telemetry.support import Recorder, attrs, first_body, url
 from tooltap._telemetry.operation import Operation, current_operation, get_telemetry
 from tooltap.simulator import Fault, Simulator
 

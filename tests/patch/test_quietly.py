@@ -6,7 +6,7 @@ import logging
 
 import pytest
 
-from tooltap._patch import quietly as q
+from tooltap import _quietly as q
 
 
 def test_returns_the_value_or_the_default(caplog: pytest.LogCaptureFixture) -> None:

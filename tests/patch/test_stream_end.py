@@ -1,6 +1,6 @@
 """Every way a streamed body can end ends its inference span exactly once (real sockets).
 
-Issue 3: exhausted, closed early (``break`` / ``close()``), broken by an exception,
+Exhausted, closed early (``break`` / ``close()``), broken by an exception,
 abandoned and garbage-collected.
 """
 
@@ -12,8 +12,8 @@ from contextlib import aclosing, closing
 from typing import Any
 
 import pytest
-from tt_support import LIBS, Recorder, attrs, first_body, url
 
+from tests.telemetry.support import LIBS, Recorder, attrs, first_body, url
 from tooltap.simulator import Fault, Simulator
 
 pytestmark = pytest.mark.usefixtures("tap_loop")  # both tap loops (sync and async)

@@ -1,4 +1,4 @@
-"""The tap proxies answer ``stream_observer`` themselves, in C (issue 6, hot path).
+"""The tap proxies answer ``stream_observer`` themselves, in C (the hot path).
 
 anthropic's ``Stream`` reads ``getattr(response.stream, "stream_observer", None)`` for
 every event. Forwarded by the wrapt proxy, a missing attribute raised two formatted

@@ -12,9 +12,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from tt_support import LIBS, Recorder, attrs, sse_chunks
 
 import tooltap
+from tests.telemetry.support import LIBS, Recorder, attrs, sse_chunks
 
 pytestmark = pytest.mark.usefixtures("tap_loop")  # both tap loops (sync and async)
 
@@ -81,7 +81,7 @@ CUTS = sse_chunks(SSE, itertools.cycle([1, 7, 64, 3, 500]))
 async def test_app_sees_the_same_chunk_objects(rec: Recorder, lib: str, is_async: bool) -> None:
     seen = await _read_raw(lib, is_async, CUTS)
     assert len(seen) == len(CUTS) and all(a is b for a, b in zip(seen, CUTS, strict=True))
-    expected = tooltap.parse_response(SSE, "openai.chat").calls
+    expected = tooltap.core.parse_response(SSE, "openai.chat").calls
     assert [e.call for e in rec.of(tooltap.ToolCallReceived)] == list(expected)
     (span,) = rec.inference()
     assert attrs(span)["server.address"] == "gateway.internal.example"

@@ -1,21 +1,16 @@
-"""Fixtures of the reliability suite (issue 7): telemetry capture, replay server, simulator."""
+"""Fixtures of the reliability suite: telemetry capture, replay server, simulator."""
 
 from __future__ import annotations
 
 import gc
-import sys
 from collections.abc import AsyncIterator, Callable, Iterator
-from pathlib import Path
 from typing import Any
 
 import pytest
 import pytest_asyncio
 
-sys.path.insert(0, str(Path(__file__).parent))
-
-from rel_apps import App
-from rel_support import Apps, Capture, ReplayServer
-
+from tests.reliability.apps import App
+from tests.reliability.support import Apps, Capture, ReplayServer
 from tooltap.simulator import Simulator
 
 

@@ -1,4 +1,4 @@
-"""Exporters (issue 7): a broken backend never slows the app down or holds its exit.
+"""Exporters: a broken backend never slows the app down or holds its exit.
 
 Each case runs ``rel_export_app.py`` in its own process (tooltap builds its exporters from
 the environment), all cases at once, against a backend that is: healthy (the baseline),

@@ -1,4 +1,4 @@
-"""Hostile input (issue 7): the parsers are total, bounded by ``Limits``, and say what happened.
+"""Hostile input: the parsers are total, bounded by ``Limits``, and say what happened.
 
 * Hypothesis fuzz (``FUZZ_EXAMPLES`` per target; ``TOOLTAP_LONG=1``: 20,000) of the SSE
   decoder and of every dialect: random bytes, and dialect-shaped events with any value
@@ -22,13 +22,21 @@ import httpx2
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from rel_hostile import cuts, deep_json, events, huge_arguments, repeat
-from rel_support import FUZZ_EXAMPLES, Canned, Capture, ReplayServer, attrs, traced_memory
 
-from tooltap import Limits, Parsed, StreamParser
+from tests.reliability.hostile import cuts, deep_json, events, huge_arguments, repeat
+from tests.reliability.support import (
+    FUZZ_EXAMPLES,
+    Canned,
+    Capture,
+    ReplayServer,
+    attrs,
+    traced_memory,
+)
+from tooltap import Parsed
 from tooltap._core.dialects import dialect_module
 from tooltap._core.model import DIALECTS, PROBLEM_KINDS, ToolCall
 from tooltap._core.sse import SSEParser
+from tooltap.core import Limits, StreamParser
 
 FUZZ = settings(
     max_examples=FUZZ_EXAMPLES,

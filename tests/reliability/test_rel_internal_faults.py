@@ -1,4 +1,4 @@
-"""Internal faults (issue 7): a tooltap component that raises never changes the app's result.
+"""Internal faults: a tooltap component that raises never changes the app's result.
 
 Each case makes one component raise on purpose (monkeypatch), then runs the same
 requests through a real SDK as an uninstrumented baseline: a stream and a whole body
@@ -22,10 +22,10 @@ import pytest
 from opentelemetry.sdk._logs import LogRecordProcessor
 from opentelemetry.sdk._logs.export import LogRecordExportResult, SimpleLogRecordProcessor
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor, SpanExporter, SpanExportResult
-from rel_apps import MODELS, App
-from rel_support import Apps, Capture, watched
 
 import tooltap
+from tests.reliability.apps import MODELS, App
+from tests.reliability.support import Apps, Capture, watched
 from tooltap._core.dialects import dialect_module
 from tooltap._core.stream import StreamParser
 from tooltap._telemetry.telemetry import Telemetry, get_telemetry

@@ -1,4 +1,4 @@
-"""Lifecycle (issue 7): however the app leaves a stream, every span ends once, rightly.
+"""Lifecycle: however the app leaves a stream, every span ends once, rightly.
 
 Through each real SDK (and anthropic with its own tracing on, whose span tooltap adopts),
 sync and async, against the simulator: read to the end; ``break`` then ``close()``; exit
@@ -27,10 +27,10 @@ from typing import Any
 
 import pytest
 from opentelemetry.trace import StatusCode
-from rel_apps import MODELS, App, close
-from rel_support import Capture, attrs
 
 import tooltap
+from tests.reliability.apps import MODELS, App, close
+from tests.reliability.support import Capture, attrs
 from tooltap.simulator import FAULT_HEADER, Simulator
 
 pytestmark = [

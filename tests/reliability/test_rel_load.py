@@ -1,4 +1,4 @@
-"""Load (issue 7): many streams at once, many turns in a row; nothing lost, mixed or kept.
+"""Load: many streams at once, many turns in a row; nothing lost, mixed or kept.
 
 The simulator runs in its own process (its threads and memory are not measured).
 
@@ -8,7 +8,7 @@ The simulator runs in its own process (its threads and memory are not measured).
   inference span of the same response id), equal what that stream's own SDK assembled;
   exactly one inference span per stream and one tool span per call, none doubled; and
   after ``flush`` the traced memory is back to where it started (tracemalloc after gc,
-  event-loop machinery left out: ``rel_support.MACHINERY``), within 256 KiB.
+  event-loop machinery left out: ``tests.reliability.support.MACHINERY``), within 256 KiB.
 * ``TURNS`` sequential turns (CI 1,000; long: 10,000), whole conversations on a bare
   HTTP client: after a warm-up, memory does not grow with the number of turns.
 
@@ -28,8 +28,10 @@ from typing import Any
 
 import httpx2
 import pytest
-from rel_apps import MODELS, App
-from rel_support import (
+
+import tooltap
+from tests.reliability.apps import MODELS, App
+from tests.reliability.support import (
     LOAD_STREAMS,
     THREAD_STREAMS,
     TURNS,
@@ -40,9 +42,7 @@ from rel_support import (
     settled_memory,
     traced_memory,
 )
-from rel_wire import conversation
-
-import tooltap
+from tests.reliability.wire import conversation
 from tooltap._telemetry import callids
 from tooltap._telemetry.telemetry import get_telemetry
 

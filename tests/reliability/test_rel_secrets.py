@@ -1,4 +1,4 @@
-"""Secrets (issue 7): credentials never reach telemetry, whatever the content-capture mode.
+"""Secrets: credentials never reach telemetry, whatever the content-capture mode.
 
 Canary credentials, unique per test, go out in every style the SDKs use: ``Authorization:
 Bearer`` (openai's key, anthropic's ``auth_token``), ``x-api-key`` (anthropic),
@@ -24,12 +24,12 @@ from pathlib import Path
 import httpx2
 import pytest
 from opentelemetry.sdk.trace import ReadableSpan
-from rel_apps import App
-from rel_support import Capture
-from rel_wire import PATHS, first_body
 
 import tooltap
 import tooltap.simulator
+from tests.reliability.apps import App
+from tests.reliability.support import Capture
+from tests.reliability.wire import PATHS, first_body
 from tooltap.simulator import FAULT_HEADER, Simulator
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")

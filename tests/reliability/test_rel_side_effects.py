@@ -1,5 +1,5 @@
-"""Retries of side effects (issue 7): a lost response never makes a tool with side effects
-run twice through ``tooltap.ToolRegistry``, and the repeat shows in telemetry.
+"""Retries of side effects: a lost response never makes a tool with side effects
+run twice through ``tooltap.harness.ToolRegistry``, and the repeat shows in telemetry.
 
 The agent loop is the runner suite's (``tests/runner/loops.py``: a real SDK client, the
 simulator, ``ToolRegistry`` with a SQLite ledger), one per dialect. The tool records a
@@ -19,7 +19,6 @@ measurement (side effects, idempotency key on its arguments).
 
 from __future__ import annotations
 
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -29,14 +28,12 @@ import httpx2
 import openai
 import pytest
 from google.genai import errors as genai_errors
-from rel_support import Capture, attrs
 
 import tooltap
-from tooltap import SQLiteLedger, ToolRegistry
+from tests.reliability.support import Capture, attrs
+from tests.runner.loops import LOOPS
+from tooltap.harness import SQLiteLedger, ToolRegistry
 from tooltap.simulator import Fault, Simulator
-
-sys.path.insert(0, str(Path(__file__).parent.parent / "runner"))
-from loops import LOOPS
 
 SAVE = ("save_measurement", {"key": "weight", "value": 70})
 #: What each SDK raises when the connection is reset before the response.

@@ -1,8 +1,8 @@
-"""Transparency, differential (issue 7): the app sees exactly the same with and without tooltap.
+"""Transparency, differential: the app sees exactly the same with and without tooltap.
 
 Each case runs the same request through a real SDK twice, first uninstrumented, then
 instrumented, against a loopback server that sends byte-identical responses both times,
-and compares everything the app can observe (``rel_apps.App.view``): events in order
+and compares everything the app can observe (``tests.reliability.apps.App.view``): events in order
 (pydantic dumps), text, raw-response status/headers/``.parse()``, the stream helpers'
 final objects, and exceptions (exact type, message, status, body).
 
@@ -22,10 +22,10 @@ from types import SimpleNamespace
 from typing import Any
 
 import pytest
-from corpus import CASES, Case
-from rel_apps import VARIANTS, App
-from rel_support import Apps, Canned, Capture, ReplayServer, cut, watched
 
+from tests.corpus import CASES, Case
+from tests.reliability.apps import VARIANTS, App
+from tests.reliability.support import Apps, Canned, Capture, ReplayServer, cut, watched
 from tooltap.simulator import FAULT_HEADER, Fault, Simulator, _scenario
 
 pytestmark = [pytest.mark.asyncio(loop_scope="module"), pytest.mark.usefixtures("frozen_heap")]

@@ -15,7 +15,8 @@ from google import genai
 from google.genai import types as gtypes
 
 import tooltap
-from tooltap import Parsed, ToolRegistry, TurnResult
+from tooltap import Parsed
+from tooltap.harness import ToolRegistry, TurnResult
 from tooltap.simulator import Simulator
 
 QUESTION = "How tall am I and how much do I weigh?"
@@ -72,7 +73,7 @@ class Loop:
     def step(self) -> Step:
         """One request; run its calls (if any) and append everything to the history."""
         response = self.request()
-        parsed = tooltap.parse_response(response, self.dialect)
+        parsed = tooltap.core.parse_response(response, self.dialect)
         step = Step(parsed, self.text(response))
         self.keep(response)
         if parsed.calls or parsed.problems:

@@ -1,4 +1,4 @@
-"""The harness loop end to end: real SDKs -> simulator -> ToolRegistry, all four dialects (issue 5).
+"""The harness loop end to end: real SDKs -> simulator -> ToolRegistry, all four dialects.
 
 The simulator answers 400 unless every call id of a turn gets exactly one result, so
 every conversation that reaches its final answer proves the results went home.
@@ -12,10 +12,10 @@ import anthropic
 import openai
 import pytest
 from google.genai import errors as gerrors
-from loops import LOOPS, Loop
 
 import tooltap
-from tooltap import RetryPolicy, SQLiteLedger, ToolError, ToolRegistry, fallback_message
+from tests.runner.loops import LOOPS, Loop
+from tooltap.harness import RetryPolicy, SQLiteLedger, ToolError, ToolRegistry, fallback_message
 from tooltap.simulator import Fault, Simulator
 
 DIALECTS = list(LOOPS)
@@ -81,7 +81,7 @@ async def test_seed_conversation_async_registry(sim: Simulator, dialect: str) ->
     log: list[str] = []
     loop = LOOPS[dialect](sim, lookup_registry(log))
     response = loop.request()
-    parsed = tooltap.parse_response(response, dialect)
+    parsed = tooltap.core.parse_response(response, dialect)
     loop.keep(response)
     loop.history += (await loop.registry.run(parsed)).messages
     assert loop.text(loop.request()) == "You are 170 cm tall and weigh 70 kg."
@@ -159,8 +159,8 @@ def test_resent_response_does_not_repeat_the_side_effect(dialect: str, tmp_path:
     with Simulator(calls=[SAVE]) as sim, SQLiteLedger(tmp_path / "ledger.db") as ledger:
         loop = LOOPS[dialect](sim, save_registry(saved, ledger=ledger))
         response = loop.request()
-        first = loop.registry.run_sync(tooltap.parse_response(response, dialect))
-        again = loop.registry.run_sync(tooltap.parse_response(response, dialect))
+        first = loop.registry.run_sync(tooltap.core.parse_response(response, dialect))
+        again = loop.registry.run_sync(tooltap.core.parse_response(response, dialect))
         loop.keep(response)
         loop.history += again.messages
         final = loop.text(loop.request())
@@ -185,7 +185,7 @@ def test_provider_outage_gives_the_local_fallback_message(
         loop.request()
     exc = caught.value
     assert _outage(exc)
-    failure = tooltap.provider_failure(exc, lang="es")
+    failure = tooltap.harness.provider_failure(exc, lang="es")
     assert failure.error_type == fault
     assert failure.user_message == fallback_message(fault, "es")
     assert failure.user_message not in str(exc)

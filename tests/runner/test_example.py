@@ -12,7 +12,7 @@ from types import ModuleType
 import openai
 import pytest
 
-from tooltap import fallback_message
+from tooltap.harness import fallback_message
 from tooltap.simulator import Fault, Simulator
 
 EXAMPLE = Path(__file__).parents[2] / "examples" / "agent_loop.py"

@@ -1,12 +1,13 @@
-"""Local fallback messages for provider failures, English and Spanish (issue 5)."""
+"""Local fallback messages for provider failures, English and Spanish."""
 
 from __future__ import annotations
 
 import pytest
 
-from tooltap import ErrorClass, ProviderFailure, fallback_message, provider_failure
 from tooltap._core.errors import ERROR_TYPES
 from tooltap._runner.fallback import FALLBACK_MESSAGES
+from tooltap.core import ErrorClass
+from tooltap.harness import ProviderFailure, fallback_message, provider_failure
 
 
 @pytest.mark.parametrize("error_type", sorted(set(ERROR_TYPES) - {"_OTHER"}))

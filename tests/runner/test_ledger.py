@@ -1,11 +1,11 @@
-"""Ledgers: the in-memory default and the persistent SQLite one (issue 5)."""
+"""Ledgers: the in-memory default and the persistent SQLite one."""
 
 from __future__ import annotations
 
 import threading
 from pathlib import Path
 
-from tooltap import Ledger, LedgerEntry, MemoryLedger, SQLiteLedger
+from tooltap.harness import Ledger, LedgerEntry, MemoryLedger, SQLiteLedger
 
 
 def test_memory_ledger_roundtrip_and_eviction() -> None:

@@ -1,4 +1,4 @@
-"""ToolRegistry: provider name rules at registration, schemas, declarations per dialect (issue 5)."""
+"""ToolRegistry: provider name rules at registration, schemas, declarations per dialect."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ from openai.types.responses import FunctionToolParam
 from openai.types.shared_params import FunctionDefinition
 
 import tooltap
-from tooltap import ToolRegistry
+from tooltap.harness import ToolRegistry
 
 KEY_SCHEMA = {
     "type": "object",
@@ -63,19 +63,19 @@ def test_duplicate_name_is_refused() -> None:
 def test_retrying_a_side_effecting_tool_needs_an_idempotency_key() -> None:
     reg = ToolRegistry()
     with pytest.raises(ValueError, match="idempotency_key"):
-        reg.add(lambda: None, name="pay", side_effects=True, retry=tooltap.RetryPolicy(3))
+        reg.add(lambda: None, name="pay", side_effects=True, retry=tooltap.harness.RetryPolicy(3))
     tool = reg.add(
         lambda amount: None,
         name="pay",
         side_effects=True,
-        retry=tooltap.RetryPolicy(3),
+        retry=tooltap.harness.RetryPolicy(3),
         idempotency_key=lambda args: str(args["amount"]),
     )
     assert tool.retry.attempts == 3
 
 
 def test_side_effecting_tools_default_to_one_attempt_read_only_to_the_registry_policy() -> None:
-    policy = tooltap.RetryPolicy(attempts=4, initial_delay=0.0)
+    policy = tooltap.harness.RetryPolicy(attempts=4, initial_delay=0.0)
     reg = ToolRegistry(retry=policy)
     read = reg.add(lambda: 1, name="read")
     write = reg.add(lambda: 1, name="write", side_effects=True)

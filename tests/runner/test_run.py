@@ -1,4 +1,4 @@
-"""ToolRegistry.run: validation before execution, failure policy, ledger, result shapes (issue 5)."""
+"""ToolRegistry.run: validation before execution, failure policy, ledger, result shapes."""
 
 from __future__ import annotations
 
@@ -13,7 +13,8 @@ from typing import Any
 import pytest
 
 import tooltap
-from tooltap import LedgerEntry, Parsed, RetryPolicy, ToolCall, ToolError, ToolRegistry
+from tooltap import Parsed, ToolCall
+from tooltap.harness import LedgerEntry, RetryPolicy, ToolError, ToolRegistry
 
 FAST = RetryPolicy(attempts=3, initial_delay=0.001, multiplier=2.0, max_delay=0.01)
 KEY_SCHEMA = {
@@ -169,7 +170,7 @@ async def test_unparsable_arguments_in_a_parsed_response_get_an_error_result() -
         b'"arguments":"{\\"key\\": height}"}},{"id":"call_2","type":"function","function":{'
         b'"name":"lookup_demo_value","arguments":"{\\"key\\":\\"weight\\"}"}}]}}]}'
     )
-    parsed = tooltap.parse_response(body, "openai.chat")
+    parsed = tooltap.core.parse_response(body, "openai.chat")
     assert [c.call_id for c in parsed.calls] == ["call_2"]
     log: list[str] = []
     result = await lookup_registry(log).run(parsed)
@@ -349,7 +350,7 @@ async def test_run_cut_short_mid_effect_is_in_doubt_and_not_repeated(tmp_path: P
         await asyncio.Event().wait()  # the process dies here, confirmation never comes
         return "paid"
 
-    with tooltap.SQLiteLedger(tmp_path / "ledger.db") as ledger:
+    with tooltap.harness.SQLiteLedger(tmp_path / "ledger.db") as ledger:
         reg = ToolRegistry(ledger=ledger)
         reg.add(pay, side_effects=True)
         task = asyncio.create_task(reg.run([call("pay", {"amount": 5}, "c1")]))
@@ -357,7 +358,7 @@ async def test_run_cut_short_mid_effect_is_in_doubt_and_not_repeated(tmp_path: P
         task.cancel()
         with pytest.raises(asyncio.CancelledError):
             await task
-    with tooltap.SQLiteLedger(tmp_path / "ledger.db") as ledger:  # a new process
+    with tooltap.harness.SQLiteLedger(tmp_path / "ledger.db") as ledger:  # a new process
         reg = ToolRegistry(ledger=ledger)
         reg.add(pay, side_effects=True)
         result = await reg.run([call("pay", {"amount": 5}, "c1")])
@@ -409,7 +410,7 @@ async def test_persistent_ledger_survives_a_restart(tmp_path: Path) -> None:
         return {"paid": amount}
 
     for _ in range(2):  # two "processes" over the same file
-        with tooltap.SQLiteLedger(tmp_path / "l.db") as ledger:
+        with tooltap.harness.SQLiteLedger(tmp_path / "l.db") as ledger:
             reg = ToolRegistry(ledger=ledger)
             reg.add(pay, side_effects=True)
             result = await reg.run([call("pay", {"amount": 5}, "c1")])
@@ -501,7 +502,7 @@ async def test_empty_turn() -> None:
 
 
 async def test_request_info_from_the_real_request_is_honoured() -> None:
-    info = tooltap.RequestInfo(
+    info = tooltap.core.RequestInfo(
         "openai.chat",
         tools={"lookup_demo_value": {"type": "object", "properties": {"key": {"const": "height"}}}},
     )

@@ -9,7 +9,6 @@ from contextlib import contextmanager
 from typing import Any
 
 import pytest
-from loops import LOOPS
 from opentelemetry.sdk.metrics import MeterProvider
 from opentelemetry.sdk.metrics.export import InMemoryMetricReader
 from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
@@ -18,10 +17,11 @@ from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanE
 from opentelemetry.trace import StatusCode
 
 import tooltap
-from tooltap import RetryPolicy, ToolRegistry
+from tests.runner.loops import LOOPS
 from tooltap._telemetry.semconv import EVENT_TOOL_REPLAYED as EVENT_REPLAYED
 from tooltap._telemetry.semconv import EVENT_TOOL_RETRY as EVENT_RETRY
 from tooltap._telemetry.semconv import TOOLTAP_TOOL_ATTEMPTS as ATTEMPTS
+from tooltap.harness import RetryPolicy, ToolRegistry
 from tooltap.simulator import Simulator
 
 HANDLER_SECONDS = 0.05
@@ -117,7 +117,7 @@ def test_replayed_call_is_marked_on_its_span(spans: InMemorySpanExporter) -> Non
     with Simulator(calls=[("save_measurement", {"key": "weight", "value": 70})]) as sim:
         loop = LOOPS["anthropic.messages"](sim, reg)
         response = loop.request()
-        parsed = tooltap.parse_response(response, loop.dialect)
+        parsed = tooltap.core.parse_response(response, loop.dialect)
         first = reg.run_sync(parsed)
         again = reg.run_sync(parsed)  # the same response delivered twice
         loop.keep(response)

@@ -15,9 +15,9 @@ from typing import Any
 import aiohttp
 import httpx2
 import pytest
-from sdk_drivers import DRIVERS, USER
 
 import tooltap
+from tests.sdk.drivers import DRIVERS, USER
 from tooltap._core.stream import StreamParser
 from tooltap.simulator import Simulator
 

@@ -10,8 +10,8 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from sdk_drivers import DRIVERS, USER, drain, entered, resolve
 
+from tests.sdk.drivers import DRIVERS, USER, drain, entered, resolve
 from tooltap.simulator import Fault, Simulator
 
 SYNC = [pytest.param(s, id="sync" if s else "async") for s in (True, False)]

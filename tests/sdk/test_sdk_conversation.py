@@ -10,8 +10,8 @@ from typing import Any
 
 import pytest
 from opentelemetry.trace import SpanKind
-from sdk_drivers import DRIVERS, SCHEMA, USER, drain, entered, resolve
 
+from tests.sdk.drivers import DRIVERS, SCHEMA, USER, drain, entered, resolve
 from tooltap.simulator import Simulator
 
 MODES = [

@@ -14,9 +14,9 @@ import pytest
 import wrapt
 from google.genai import _api_client
 from opentelemetry.instrumentation.utils import suppress_instrumentation
-from sdk_drivers import DRIVERS
 
 import tooltap
+from tests.sdk.drivers import DRIVERS
 from tooltap._patch import aiohttp_tap, sdk_anthropic, sdk_common, sdk_google, sdk_openai
 from tooltap._patch.sdk_common import Call, Patch, PatchSet, wrappers
 from tooltap._telemetry.operation import Operation, current_operation

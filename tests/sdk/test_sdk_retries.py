@@ -11,8 +11,8 @@ from typing import Any
 
 import pytest
 from google.genai import types
-from sdk_drivers import DRIVERS
 
+from tests.sdk.drivers import DRIVERS
 from tooltap.simulator import Fault, Simulator
 
 MODES = [pytest.param(s, id="sync" if s else "async") for s in (True, False)]

@@ -13,8 +13,8 @@ import gc
 from typing import Any
 
 import pytest
-from sdk_drivers import DRIVERS, USER, resolve
 
+from tests.sdk.drivers import DRIVERS, USER, resolve
 from tooltap.simulator import Fault, Simulator
 
 SYNC = [pytest.param(s, id="sync" if s else "async") for s in (True, False)]

@@ -11,9 +11,9 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 
 import pytest
-from sdk_drivers import DRIVERS, USER, drain, entered, resolve
 
 import tooltap
+from tests.sdk.drivers import DRIVERS, USER, drain, entered, resolve
 from tooltap.simulator import Fault, Simulator
 
 MODES = [

@@ -1,22 +1,13 @@
-"""Fixtures: one simulator for the session, reset before each test; a shared HTTP client."""
+"""Fixtures: one simulator for the test run, reset before each test; a shared HTTP client."""
 
 from __future__ import annotations
 
-import sys
-import threading
 from collections.abc import Iterator
-from pathlib import Path
 
 import httpx2
 import pytest
 
-sys.path.insert(0, str(Path(__file__).parent))
-
 from tooltap.simulator import Simulator
-
-
-def simulator_threads() -> list[threading.Thread]:
-    return [t for t in threading.enumerate() if t.name.startswith("tooltap-simulator")]
 
 
 @pytest.fixture(scope="session")

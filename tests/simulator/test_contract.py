@@ -6,10 +6,16 @@ import anthropic
 import httpx2
 import openai
 import pytest
-from drivers import DRIVERS, AnthropicDriver, ChatDriver, GoogleDriver, ResponsesDriver
 from google.genai import errors as gerrors
 from google.genai import types as gtypes
 
+from tests.simulator.drivers import (
+    DRIVERS,
+    AnthropicDriver,
+    ChatDriver,
+    GoogleDriver,
+    ResponsesDriver,
+)
 from tooltap.simulator import Fault, Simulator
 
 BAD_REQUEST = {

@@ -5,8 +5,8 @@ from __future__ import annotations
 import re
 
 import pytest
-from drivers import DRIVERS, GoogleDriver, lookup_results
 
+from tests.simulator.drivers import DRIVERS, GoogleDriver, lookup_results
 from tooltap.simulator import Simulator
 
 ID_FORMS = {

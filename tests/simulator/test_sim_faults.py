@@ -9,9 +9,15 @@ import anthropic
 import httpx2
 import openai
 import pytest
-from drivers import DRIVERS, AnthropicDriver, ChatDriver, GoogleDriver, ResponsesDriver
 from google.genai import errors as gerrors
 
+from tests.simulator.drivers import (
+    DRIVERS,
+    AnthropicDriver,
+    ChatDriver,
+    GoogleDriver,
+    ResponsesDriver,
+)
 from tooltap.simulator import Fault, Simulator
 
 STATUS_ERRORS = (openai.APIStatusError, anthropic.APIStatusError, gerrors.APIError)

@@ -14,8 +14,8 @@ from typing import Any
 
 import httpx2
 import pytest
-from conftest import simulator_threads
 
+from tests.simulator.support import simulator_threads
 from tooltap.simulator import Fault, Simulator
 
 
@@ -29,7 +29,7 @@ def _open_fds() -> set[str]:
 
 def test_stop_closes_idle_and_stalled_connections_and_joins_threads() -> None:
     before = {s for s in _open_fds() if s.startswith("socket:")}
-    threads_before = set(simulator_threads())  # the session's shared simulator
+    threads_before = set(simulator_threads())  # the shared simulator of the test run
     sim = Simulator().start()
     port = int(sim.url.rsplit(":", 1)[1])
     idle = socket.create_connection(("127.0.0.1", port))  # keep-alive, no request yet

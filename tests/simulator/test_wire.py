@@ -8,9 +8,9 @@ from typing import Any
 
 import httpx2
 import pytest
-from corpus import CASES
 
-from tooltap import StreamParser, parse_response
+from tests.corpus import CASES
+from tooltap.core import StreamParser, parse_response
 from tooltap.simulator import Fault, Simulator
 
 REQUESTS: dict[str, tuple[str, dict[str, Any]]] = {

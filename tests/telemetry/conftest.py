@@ -1,10 +1,7 @@
-"""Fixtures (defined in ``tt_support``): in-memory providers with tooltap instrumented, the simulator."""
+"""Fixtures (from ``tests.telemetry.support``): in-memory providers with tooltap, the simulator."""
 
 from __future__ import annotations
 
-import sys
-from pathlib import Path
+from tests.telemetry.support import rec, recorder, sim
 
-sys.path.insert(0, str(Path(__file__).parent))
-
-from tt_support import rec, recorder, sim  # noqa: F401
+__all__ = ["rec", "recorder", "sim"]

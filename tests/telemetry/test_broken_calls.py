@@ -15,10 +15,10 @@ from typing import Any
 
 import pytest
 from opentelemetry.trace import StatusCode
-from tt_support import Recorder, attrs, first_body, post, url
-from tt_support import turn as tt_turn
 
 import tooltap
+from tests.telemetry.support import Recorder, attrs, first_body, post, url
+from tests.telemetry.support import turn as tt_turn
 from tooltap import Problem, ToolCall, ToolResultRef
 from tooltap._telemetry.operation import Operation
 from tooltap.simulator import Fault, Simulator
@@ -127,7 +127,7 @@ def test_broken_call_arguments_only_under_content_capture(recorder: Recorder) ->
 
 def _answer_all(sim: Simulator, raw: bytes, first: dict[str, Any], stream: bool) -> bytes:
     """Turn 2 over openai.chat: every call id answered, broken ones with an error result."""
-    parsed = tooltap.parse_response(raw, "openai.chat")
+    parsed = tooltap.core.parse_response(raw, "openai.chat")
     items = [(c.call_id, c.name, c.raw_arguments or json.dumps(c.args), None) for c in parsed.calls]
     items += [(p.call_id, p.name, p.received or "", p.kind) for p in parsed.problems if p.call_id]
     body = json.loads(json.dumps(first))
@@ -137,7 +137,7 @@ def _answer_all(sim: Simulator, raw: bytes, first: dict[str, Any], stream: bool)
     for cid, name, _, kind in items:
         call = ToolCall(name or "", {}, "openai", cid, 0, dialect="openai.chat")
         output = f"invalid arguments ({kind})" if kind else "170 cm"
-        body["messages"].append(tooltap.result_message(call, output, is_error=kind is not None))
+        body["messages"].append(tooltap.core.result_message(call, output, is_error=kind is not None))
     status, out = post("httpx2", url(sim, "openai.chat", stream), body, stream=stream)
     assert status == 200, out
     return out
@@ -150,7 +150,7 @@ def test_wire_invalid_json_call_is_answered_not_unknown(
     sim.inject(Fault("invalid_json_args"), dialect="openai.chat")
     first = first_body("openai.chat", stream)
     _, raw = post("httpx2", url(sim, "openai.chat", stream), first, stream=stream)
-    (problem,) = tooltap.parse_response(raw, "openai.chat").problems
+    (problem,) = tooltap.core.parse_response(raw, "openai.chat").problems
     assert problem.kind == "invalid_json" and problem.call_id
     _answer_all(sim, raw, first, stream)
 
@@ -170,7 +170,7 @@ def test_wire_truncated_call_gets_no_span_and_no_unknown_result(
     sim.inject(Fault("truncate_args"), dialect="openai.chat")
     first = first_body("openai.chat", True)
     _, raw = post("httpx2", url(sim, "openai.chat", True), first, stream=True)
-    parsed = tooltap.parse_response(raw, "openai.chat")
+    parsed = tooltap.core.parse_response(raw, "openai.chat")
     cut = [p for p in parsed.problems if p.kind == "truncated_json"]
     assert len(cut) == 1 and cut[0].call_id
     _answer_all(sim, raw, first, True)

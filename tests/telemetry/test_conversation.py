@@ -6,9 +6,18 @@ from __future__ import annotations
 
 import pytest
 from opentelemetry.trace import StatusCode
-from tt_support import DIALECTS, TOOL, Recorder, attrs, exchange, first_body, second_body, url
 
 import tooltap
+from tests.telemetry.support import (
+    DIALECTS,
+    TOOL,
+    Recorder,
+    attrs,
+    exchange,
+    first_body,
+    second_body,
+    url,
+)
 from tooltap.simulator import Simulator
 
 PROVIDER = {
@@ -26,12 +35,12 @@ PROVIDER = {
 async def test_seed_conversation(
     rec: Recorder, sim: Simulator, dialect: str, lib: str, is_async: bool, stream: bool
 ) -> None:
-    """Issue 3: height and weight asked in one turn; both tool spans end when results are sent."""
+    """Height and weight asked in one turn; both tool spans end when results are sent."""
     target = url(sim, dialect, stream)
     first = first_body(dialect, stream)
     status, raw = await exchange(is_async, lib, target, first, stream=stream)
     assert status == 200
-    calls = list(tooltap.parse_response(raw, dialect).calls)  # what the app assembled
+    calls = list(tooltap.core.parse_response(raw, dialect).calls)  # what the app assembled
     assert sorted(c.args["key"] for c in calls) == ["height", "weight"]
     assert [
         (e.call.call_id, e.call.name, e.call.args) for e in rec.of(tooltap.ToolCallReceived)

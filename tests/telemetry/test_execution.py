@@ -10,9 +10,9 @@ from typing import Any
 
 import pytest
 from opentelemetry import trace
-from tt_support import Recorder, attrs, turn
 
 import tooltap
+from tests.telemetry.support import Recorder, attrs, turn
 from tooltap import Problem, ToolCall
 from tooltap._telemetry import semconv as sc
 from tooltap._telemetry.execution import find_execution, tool_execution

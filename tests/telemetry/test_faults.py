@@ -1,4 +1,4 @@
-"""Simulator faults over raw clients: each shows up as the right error class or problem (issue 3)."""
+"""Simulator faults over raw clients: each shows up as the right error class or problem."""
 
 from __future__ import annotations
 
@@ -7,9 +7,9 @@ from typing import Any
 import httpx2
 import pytest
 from opentelemetry.trace import StatusCode
-from tt_support import Recorder, attrs, first_body, post, second_body, url
 
 import tooltap
+from tests.telemetry.support import Recorder, attrs, first_body, post, second_body, url
 from tooltap.simulator import Fault, Simulator
 
 
@@ -93,7 +93,7 @@ def test_google_calls_without_ids_are_matched(rec: Recorder, sim: Simulator) -> 
     first = first_body(dialect, True)
     sim.inject(Fault("no_ids"), dialect=dialect)
     _, raw = post("httpx2", url(sim, dialect, True), first, stream=True)
-    calls = list(tooltap.parse_response(raw, dialect).calls)
+    calls = list(tooltap.core.parse_response(raw, dialect).calls)
     assert [c.call_id for c in calls] == [None, None]
     status, _ = post(
         "httpx2", url(sim, dialect, False), second_body(dialect, first, calls), stream=False
@@ -133,14 +133,14 @@ def test_reset_before_response(rec: Recorder, sim: Simulator) -> None:
 def test_one_byte_chunks_give_the_same_calls(rec: Recorder, sim: Simulator) -> None:
     _, raw = _run(sim, "anthropic.messages", Fault("chunk_size", size=1), stream=True)
     assert [e.call for e in rec.of(tooltap.ToolCallReceived)] == list(
-        tooltap.parse_response(raw, "anthropic.messages").calls
+        tooltap.core.parse_response(raw, "anthropic.messages").calls
     )
     assert len(rec.of(tooltap.ToolCallReceived)) == 2
 
 
 @pytest.mark.parametrize("stream", [True, False], ids=["stream", "whole"])
 def test_limits_option_reaches_the_parser(recorder: Recorder, sim: Simulator, stream: bool) -> None:
-    recorder.instrument(limits=tooltap.Limits(max_argument_bytes=8))
+    recorder.instrument(limits=tooltap.core.Limits(max_argument_bytes=8))
     _run(sim, "anthropic.messages", None, stream=stream)
     assert recorder.total("tooltap.tool_calls", tooltap__outcome="oversized_arguments") == 2
     assert recorder.of(tooltap.ToolCallReceived) == []

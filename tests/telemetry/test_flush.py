@@ -12,9 +12,9 @@ import logging
 import threading
 
 import pytest
-from tt_support import Recorder, attrs, turn
 
 import tooltap
+from tests.telemetry.support import Recorder, attrs, turn
 from tooltap import Problem, ToolCall
 from tooltap._telemetry.execution import tool_execution
 

@@ -1,5 +1,5 @@
 """Hooking in: lazy patching, idempotent instrument/uninstrument, entry point, env switches,
-suppression, non-LLM traffic untouched, internal failures contained (issue 3).
+suppression, non-LLM traffic untouched, internal failures contained.
 """
 
 from __future__ import annotations
@@ -17,9 +17,9 @@ import httpx2
 import pytest
 import wrapt
 from opentelemetry.instrumentation.utils import suppress_instrumentation
-from tt_support import Recorder, first_body, post, url
 
 import tooltap
+from tests.telemetry.support import Recorder, first_body, post, url
 from tooltap._telemetry.operation import get_telemetry
 from tooltap.simulator import Simulator
 
@@ -146,7 +146,7 @@ def test_suppressed_context_is_untouched(rec: Recorder, sim: Simulator) -> None:
     ("target", "stream"),
     [("tooltap._telemetry.operation.Operation.begin_attempt", True),
      ("tooltap._telemetry.operation.Operation.record_parsed", False),
-     ("tooltap._patch.httpx_tap._begin", False),
+     ("tooltap._patch.httpx_tap.begin", False),
      ("tooltap._patch.tap_stream.TapState.finish", True),
      ("tooltap._patch.tap_stream.TapState.feed", True),
      ("tooltap._telemetry.operation.Operation.end", False)],

@@ -1,6 +1,6 @@
 """The tool-call lifecycle and the Operation contract, driven directly (in-memory providers).
 
-Issue 3: one ``execute_tool`` span per call id; ok / error / orphaned / duplicate /
+One ``execute_tool`` span per call id; ok / error / orphaned / duplicate /
 unknown_call; Google calls without ids matched by args, then name and order.
 """
 
@@ -11,12 +11,13 @@ from typing import Any
 
 import pytest
 from opentelemetry.trace import StatusCode
-from tt_support import Recorder, attrs
 
 import tooltap
-from tooltap import ErrorClass, Parsed, RequestInfo, ToolCall, ToolResultRef
+from tests.telemetry.support import Recorder, attrs
+from tooltap import Parsed, ToolCall, ToolResultRef
 from tooltap._telemetry.execution import tool_execution
 from tooltap._telemetry.operation import Operation, current_operation, get_telemetry
+from tooltap.core import ErrorClass, RequestInfo
 
 SCHEMA = {"type": "object", "properties": {"key": {"type": "string"}}, "required": ["key"]}
 TOOLS: dict[str, dict[str, Any]] = {"lookup": SCHEMA, "other": SCHEMA}

@@ -14,8 +14,8 @@ import pytest
 from google import genai
 from google.genai import types
 from google.oauth2.credentials import Credentials
-from tt_support import SCHEMA, TOOL, Recorder, attrs
 
+from tests.telemetry.support import SCHEMA, TOOL, Recorder, attrs
 from tooltap._telemetry.semconv import provider_name
 from tooltap.simulator import Simulator
 

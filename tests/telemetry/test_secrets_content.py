@@ -1,4 +1,4 @@
-"""No credential is ever recorded; content only under the capture opt-in (issue 3)."""
+"""No credential is ever recorded; content only under the capture opt-in."""
 
 from __future__ import annotations
 
@@ -6,9 +6,9 @@ import json
 from typing import Any
 
 import pytest
-from tt_support import DIALECTS, Recorder, attrs, first_body, post, second_body, url
 
 import tooltap
+from tests.telemetry.support import DIALECTS, Recorder, attrs, first_body, post, second_body, url
 from tooltap._telemetry.config import Config, capture_mode_from
 from tooltap._telemetry.execution import tool_execution
 from tooltap.simulator import Simulator
@@ -44,7 +44,7 @@ def _conversation(sim: Simulator, dialect: str, headers: dict[str, str], query: 
     first = first_body(dialect, True)
     target = _with_query(url(sim, dialect, True), query)
     _, raw = post("httpx2", target, first, stream=True, headers=headers)
-    calls = list(tooltap.parse_response(raw, dialect).calls)
+    calls = list(tooltap.core.parse_response(raw, dialect).calls)
     for call in calls:
         with tool_execution(call) as execution:
             execution.record_result({"value": "170 cm"}, is_error=False)

@@ -1,7 +1,7 @@
 """Small agents, one per SDK, written as any app would: no tooltap code inside.
 
 Each agent asks the simulator "how tall am I and how much do I weigh?", runs the
-tools the model asks for through a :class:`~tooltap.ToolRegistry`, sends the
+tools the model asks for through a :class:`~tooltap.harness.ToolRegistry`, sends the
 results back and returns the final answer. The demo instruments them from outside.
 """
 
@@ -18,9 +18,9 @@ QUESTION = "How tall am I, and how much do I weigh?"
 VALUES = {"height": "170 cm", "weight": "70 kg"}
 
 
-def make_registry() -> tooltap.ToolRegistry:
+def make_registry() -> tooltap.harness.ToolRegistry:
     """The demo's one tool, as an app would register it."""
-    registry = tooltap.ToolRegistry()
+    registry = tooltap.harness.ToolRegistry()
 
     @registry.tool(
         schema={
@@ -49,7 +49,9 @@ class Agent:
 
     dialect = ""
 
-    def __init__(self, base_url: str, registry: tooltap.ToolRegistry, *, stream: bool) -> None:
+    def __init__(
+        self, base_url: str, registry: tooltap.harness.ToolRegistry, *, stream: bool
+    ) -> None:
         self.base_url = base_url
         self.registry = registry
         self.stream = stream
@@ -131,7 +133,7 @@ class OpenAIChatAgent(Agent):
                 obj: Any = events.get_final_completion()
         else:
             obj = client.chat.completions.create(**kwargs)
-        return Turn(obj, tooltap.parse_response(obj, self.dialect))
+        return Turn(obj, tooltap.core.parse_response(obj, self.dialect))
 
     def append(self, history: list[Any], turn: Turn, results: list[dict[str, Any]]) -> list[Any]:
         message = turn.sdk_object.choices[0].message
@@ -175,7 +177,7 @@ class OpenAIResponsesAgent(Agent):
                 obj: Any = events.get_final_response()
         else:
             obj = client.responses.create(**kwargs)
-        return Turn(obj, tooltap.parse_response(obj, self.dialect))
+        return Turn(obj, tooltap.core.parse_response(obj, self.dialect))
 
     def append(self, history: list[Any], turn: Turn, results: list[dict[str, Any]]) -> list[Any]:
         calls = [
@@ -217,7 +219,7 @@ class AnthropicAgent(Agent):
                 obj: Any = events.get_final_message()
         else:
             obj = client.messages.create(**kwargs)
-        return Turn(obj, tooltap.parse_response(obj, self.dialect))
+        return Turn(obj, tooltap.core.parse_response(obj, self.dialect))
 
     def append(self, history: list[Any], turn: Turn, results: list[dict[str, Any]]) -> list[Any]:
         content = [block.model_dump(exclude_none=True) for block in turn.sdk_object.content]
@@ -258,14 +260,14 @@ class GoogleAgent(Agent):
             if finish is not None:
                 candidate["finishReason"] = finish
             obj = {"candidates": [candidate]}
-            parsed = tooltap.parse_response(obj, self.dialect)
+            parsed = tooltap.core.parse_response(obj, self.dialect)
             if finish is None:  # the stream ended before its last chunk
                 parsed = dataclasses.replace(parsed, complete=False)
             return Turn(obj, parsed)
         response = client.models.generate_content(
             model="gemini-2.5-flash", contents=history, config=config
         )
-        return Turn(response, tooltap.parse_response(response, self.dialect))
+        return Turn(response, tooltap.core.parse_response(response, self.dialect))
 
     def append(self, history: list[Any], turn: Turn, results: list[dict[str, Any]]) -> list[Any]:
         obj = turn.sdk_object

@@ -44,9 +44,10 @@ def _play(sim: Simulator, scenario: Scenario) -> tuple[str, str]:
             abandon=scenario.abandon, duplicate=scenario.duplicate, force_tool=scenario.force_tool
         )
     except IncompleteResponse as exc:
-        return "failure", tooltap.provider_failure("stream_truncated").user_message + f" [{exc}]"
+        failure = tooltap.harness.provider_failure("stream_truncated")
+        return "failure", f"{failure.user_message} [{exc}]"
     except Exception as exc:  # noqa: BLE001 - an agent shows the user a local message
-        failure = tooltap.provider_failure(exc)
+        failure = tooltap.harness.provider_failure(exc)
         return "failure", f"{failure.user_message} [{failure.error_type}]"
     return "answer", text
 

@@ -5,7 +5,7 @@ when aiohttp is importable and no httpx client or transport was configured
 (``BaseApiClient._use_aiohttp``). This tap gives that traffic what the httpx tap
 gives httpx: ``ClientSession._request`` is wrapped (a fast pass-through unless the
 path is an LLM dialect's) and each LLM exchange is recorded through the httpx
-tap's own machinery (``_begin`` / ``_Exchange`` for the attempt, ``TapState`` for
+tap's shared machinery (``exchange.begin`` / ``Exchange`` for the attempt, ``TapState`` for
 the body), on the current SDK operation or a transport-owned one.
 
 The body is tapped where it is read: ``response.content`` (the ``StreamReader``)
@@ -28,9 +28,9 @@ import wrapt
 from opentelemetry.instrumentation.utils import is_instrumentation_enabled
 
 from .._core.detect import detect_dialect
+from .._quietly import quietly
 from .._telemetry.telemetry import Telemetry, get_telemetry
-from .httpx_tap import _begin, _Exchange, in_send
-from .quietly import quietly
+from .exchange import Exchange, begin, in_send
 from .sdk_common import Patch, PatchSet, arg
 from .tap_stream import Mode, TapState
 
@@ -43,7 +43,7 @@ __all__ = ["PATCHES", "install", "uninstall"]
 
 
 class _Request(NamedTuple):
-    """The request as the httpx tap's ``_begin`` reads it (``url``, ``content``, ``headers``)."""
+    """The request as ``exchange.begin`` reads it (``url``, ``content``, ``headers``)."""
 
     url: URL
     content: bytes
@@ -63,7 +63,7 @@ def _body(kwargs: Mapping[str, Any]) -> bytes:
 
 def _start(
     session: Any, args: tuple[Any, ...], kwargs: dict[str, Any]
-) -> tuple[_Exchange, bool] | None:
+) -> tuple[Exchange, bool] | None:
     tel: Telemetry | None = get_telemetry()
     if tel is None or in_send.get():  # an httpx transport over aiohttp: httpx's tap records it
         return None
@@ -83,12 +83,12 @@ def _start(
     decompress = kwargs.get("auto_decompress")
     if decompress is None:
         decompress = getattr(session, "auto_decompress", True)
-    return _begin(tel, _Request(url, _body(kwargs), headers), dialect), bool(decompress)
+    return begin(tel, _Request(url, _body(kwargs), headers), dialect), bool(decompress)
 
 
-def _responded(exchange: _Exchange, response: aiohttp.ClientResponse, decoded: bool) -> None:
+def _responded(exchange: Exchange, response: aiohttp.ClientResponse, decoded: bool) -> None:
     """Tap the unread body; the response object itself is left as aiohttp made it."""
-    exchange._detach()
+    exchange.detach()
     op = exchange.op
     status = int(response.status)
     headers: dict[str, str] = {k.lower(): v for k, v in response.headers.items()}

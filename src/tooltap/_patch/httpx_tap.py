@@ -14,40 +14,26 @@ never inside our guards: its exceptions propagate as the same object.
 
 from __future__ import annotations
 
-import dataclasses
-import json
-import re
 import sys
 import threading
 from collections.abc import Callable, Mapping
-from contextvars import ContextVar, Token
 from types import ModuleType
 from typing import Any, Final
 
 import wrapt
-from opentelemetry import context, trace
 from opentelemetry.instrumentation.utils import is_instrumentation_enabled
 
-from .._core.detect import detect_dialect, google_streaming
+from .._core.detect import detect_dialect
 from .._core.errors import classify_error
-from .._core.model import RequestInfo
-from .._core.request import parse_request
 from .._core.stream import parse_response
-from .._telemetry import semconv as sc
-from .._telemetry.operation import Operation, current_operation
-from .._telemetry.telemetry import Telemetry, get_telemetry
-from .quietly import quietly, report
+from .._quietly import quietly, report
+from .._telemetry.telemetry import get_telemetry
+from .exchange import Exchange, begin, in_send, json_body
 from .tap_stream import TapAsyncStream, TapState, TapSyncStream
 
 __all__ = ["install", "uninstall"]
 
 _MODULES: Final = ("httpx", "httpx2")
-_GOOGLE_MODEL: Final = re.compile(r"/models/([^/:]+):")
-_DEFAULT_PORTS: Final = {"https": 443, "http": 80}
-
-#: True while this tap records an async send: a transport below httpx that sends through
-#: aiohttp (``httpx_aiohttp``, openai's ``DefaultAioHttpClient``) is not recorded again.
-in_send: ContextVar[bool] = ContextVar("tooltap_in_send", default=False)
 
 _lock = threading.Lock()
 _installed = False
@@ -55,108 +41,43 @@ _hooked: set[str] = set()
 _handles: list[tuple[object, str, object]] = []  # (class, "send", wrapper) we installed
 
 
-class _Exchange:
-    """One LLM request/response through ``send``: the attempt's operation and request info."""
-
-    __slots__ = ("info", "op", "token")
-
-    def __init__(self, op: Operation, info: RequestInfo, token: Token[Any] | None) -> None:
-        self.op = op
-        self.info = info
-        self.token = token
-
-    def failed(self, exc: BaseException) -> None:
-        """``send`` raised: a failed attempt; a transport-owned op ends with it."""
-        self._detach()
-        error = classify_error(None, {}, None, exc)
-        self.op.attempt_failed(error)
-        if self.op.owner == "transport":
-            self.op.end(exc, error)
-
-    def responded(self, response: Any, is_async: bool) -> Any:
-        """Settle now or tap the body; always return ``response`` itself."""
-        self._detach()
-        op, info = self.op, self.info
-        status = int(response.status_code)
-        headers = response.headers
-        read = hasattr(response, "_content")
-        if not 200 <= status < 300:
-            if read:
-                error = classify_error(status, headers, response.content)
-                op.attempt_failed(error)
-                op.release(error=error)
-                return response
-            return self._tap(
-                response, TapState(op, info, mode="error", status=status, headers=headers), is_async
-            )
+def _responded(exchange: Exchange, response: Any, is_async: bool) -> Any:
+    """Settle now or tap the body; always return ``response`` itself."""
+    exchange.detach()
+    op, info = exchange.op, exchange.info
+    status = int(response.status_code)
+    headers = response.headers
+    read = hasattr(response, "_content")
+    if not 200 <= status < 300:
         if read:
-            content = response.content
-            body = _json(content) if op.tel.config.capture_any else None
-            parsed = parse_response(content, info.dialect, limits=op.tel.config.limits)
-            op.record_parsed(parsed, info, body=body)
-            op.release()
+            error = classify_error(status, headers, response.content)
+            op.attempt_failed(error)
+            op.release(error=error)
             return response
-        sse = headers.get("content-type", "").lower().startswith("text/event-stream")
-        state = TapState(op, info, mode="sse" if sse else "body", status=status, headers=headers)
-        if op.owner == "sdk":
-            op.hold_until_stream_end()
-        return self._tap(response, state, is_async)
-
-    @staticmethod
-    def _tap(response: Any, state: TapState, is_async: bool) -> Any:
-        proxy = TapAsyncStream if is_async else TapSyncStream
-        response.stream = proxy(response.stream, state)
-        return response
-
-    def _detach(self) -> None:
-        token, self.token = self.token, None
-        if token is not None:
-            context.detach(token)
-
-
-def _json(body: bytes) -> Any:
-    try:
-        return json.loads(body)
-    except ValueError:
-        return None
-
-
-def _begin(tel: Telemetry, request: Any, dialect: str) -> _Exchange:
-    """Parse the request and start its attempt on the right operation."""
-    url = request.url
-    path: str = url.path
-    try:
-        content: bytes = request.content
-    except Exception:  # noqa: BLE001 - a streaming request body: nothing to parse
-        content = b""
-    info = parse_request(content, dialect) if content else RequestInfo(dialect)
-    if dialect == "google.genai":
-        match = _GOOGLE_MODEL.search(path)
-        model = info.model or (match.group(1) if match else None)
-        info = dataclasses.replace(info, model=model, stream=google_streaming(path))
-    host: str = url.host
-    port = url.port or _DEFAULT_PORTS.get(url.scheme)
-    op = current_operation.get()
-    owned = op is None or op.ended
-    if op is None or op.ended:
-        op = Operation(
-            tel,
-            dialect=dialect,
-            request_model=info.model,
-            server_address=host or None,
-            server_port=port,
-            stream=info.stream,
-            owner="transport",
-            provider_name=sc.provider_name(dialect, host, path),
+        return _tap(
+            response, TapState(op, info, mode="error", status=status, headers=headers), is_async
         )
-    body = _json(content) if content and tel.config.capture_any else None
-    op.begin_attempt(info, request.headers, url_host=host, url_path=path, body=body)
-    # Last step (nothing after it can fail): the span is current while ``send`` runs.
-    token = context.attach(trace.set_span_in_context(op.span)) if owned else None
-    return _Exchange(op, info, token)
+    if read:
+        content = response.content
+        body = json_body(content) if op.tel.config.capture_any else None
+        parsed = parse_response(content, info.dialect, limits=op.tel.config.limits)
+        op.record_parsed(parsed, info, body=body)
+        op.release()
+        return response
+    sse = headers.get("content-type", "").lower().startswith("text/event-stream")
+    state = TapState(op, info, mode="sse" if sse else "body", status=status, headers=headers)
+    if op.owner == "sdk":
+        op.hold_until_stream_end()
+    return _tap(response, state, is_async)
 
 
-def _start(request: Any) -> _Exchange | None:
+def _tap(response: Any, state: TapState, is_async: bool) -> Any:
+    proxy = TapAsyncStream if is_async else TapSyncStream
+    response.stream = proxy(response.stream, state)
+    return response
+
+
+def _start(request: Any) -> Exchange | None:
     """The exchange to record for a POST, or None to pass the call through untouched."""
     try:
         tel = get_telemetry()
@@ -165,7 +86,7 @@ def _start(request: Any) -> _Exchange | None:
         dialect = detect_dialect("POST", request.url.path)
         if dialect is None or not is_instrumentation_enabled():
             return None
-        return _begin(tel, request, dialect)
+        return begin(tel, request, dialect)
     except Exception as exc:  # noqa: BLE001 - what quietly() does, without its extra call
         report(exc, "httpx_tap")
         return None
@@ -186,7 +107,7 @@ def _send(
     except BaseException as exc:
         quietly(exchange.failed, exc)
         raise
-    return quietly(exchange.responded, response, False, default=response)
+    return quietly(_responded, exchange, response, False, default=response)
 
 
 async def _send_async(
@@ -206,7 +127,7 @@ async def _send_async(
         raise
     finally:
         in_send.reset(token)
-    return quietly(exchange.responded, response, True, default=response)
+    return quietly(_responded, exchange, response, True, default=response)
 
 
 def _patch(module: ModuleType) -> None:

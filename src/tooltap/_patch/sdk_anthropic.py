@@ -31,9 +31,9 @@ import wrapt
 from opentelemetry.trace import Span
 
 from .._core.model import ErrorClass
+from .._quietly import quietly
 from .._telemetry.operation import Operation
 from .._telemetry.telemetry import Telemetry
-from .quietly import quietly
 from .sdk_common import Call, Patch, PatchSet, arg, describe_body, wrappers
 
 __all__ = ["PATCHES", "install", "uninstall"]

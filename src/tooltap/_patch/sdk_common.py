@@ -32,10 +32,10 @@ from opentelemetry.instrumentation.utils import is_instrumentation_enabled
 from opentelemetry.util.types import AttributeValue
 
 from .._core.detect import detect_dialect
+from .._quietly import quietly
 from .._telemetry import semconv as sc
 from .._telemetry.operation import Operation, current_operation
 from .._telemetry.telemetry import Telemetry, get_telemetry
-from .quietly import quietly
 
 __all__ = [
     "Call",

@@ -26,8 +26,8 @@ import wrapt
 from .._core.errors import classify_error
 from .._core.model import ErrorClass, Problem, RequestInfo, ToolCall
 from .._core.stream import StreamParser, parse_response
+from .._quietly import quietly, report
 from .._telemetry.operation import Operation
-from .quietly import quietly, report
 
 Tap: Callable[..., Iterator[bytes]] | None
 ATap: Callable[..., AsyncIterator[bytes]] | None

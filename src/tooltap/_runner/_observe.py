@@ -14,7 +14,7 @@ from contextlib import ExitStack, contextmanager
 from typing import Any
 
 from .._core.model import ToolCall
-from .._patch.quietly import quietly
+from .._quietly import quietly
 from .._telemetry.execution import Execution, find_execution, tool_execution
 
 __all__ = ["ExecutionSpan", "note_replay", "observed"]

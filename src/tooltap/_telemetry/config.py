@@ -1,54 +1,179 @@
-"""Instrumentation options: content capture mode, orphan timeout, caps, limits."""
+"""Instrumentation options: ``tooltap.Config`` and the checks on ``instrument()``'s options.
+
+A misspelt or invalid option never breaks the app: it is warned about
+(``warnings.warn`` naming the option, with the closest known name, and a log
+record) and the default applies. In strict mode (``TOOLTAP_STRICT_CONFIG=1``, or
+``instrument(strict=True)``) the same finding raises ``ConfigError`` instead.
+"""
 
 from __future__ import annotations
 
+import difflib
 import logging
+import math
 import os
-from collections.abc import Mapping
-from dataclasses import dataclass, field
-from typing import Any, Final
+import sys
+import warnings
+from collections.abc import Collection, Iterator, Mapping
+from contextlib import contextmanager
+from contextvars import ContextVar
+from dataclasses import dataclass, field, fields, replace
+from typing import Any, Final, Literal, get_args
 
 from .._core.model import Limits
 
-__all__ = ["CAPTURE_MODES", "Config", "capture_mode_from"]
+__all__ = [
+    "CAPTURE_ENV",
+    "CAPTURE_MODES",
+    "OPTION_NAMES",
+    "STRICT_ENV",
+    "CaptureMode",
+    "Config",
+    "ConfigError",
+    "capture_mode_from",
+    "check_names",
+    "reject",
+    "strict_mode",
+]
 
 _log = logging.getLogger("tooltap")
 
+CaptureMode = Literal["NO_CONTENT", "SPAN_ONLY", "EVENT_ONLY", "SPAN_AND_EVENT"]
 CAPTURE_ENV: Final = "OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT"
-CAPTURE_MODES: Final = ("NO_CONTENT", "SPAN_ONLY", "EVENT_ONLY", "SPAN_AND_EVENT")
+CAPTURE_MODES: Final[tuple[CaptureMode, ...]] = get_args(CaptureMode)
+STRICT_ENV: Final = "TOOLTAP_STRICT_CONFIG"
+
+_strict: ContextVar[bool | None] = ContextVar("tooltap_strict_config", default=None)
 
 
-def capture_mode_from(value: object) -> str:
-    """Normalize a capture setting; invalid values fall back to ``NO_CONTENT``.
+class ConfigError(ValueError):
+    """An unknown or invalid option, raised in strict mode only."""
+
+
+def _strict_from_env() -> bool:
+    return os.environ.get(STRICT_ENV, "").strip().lower() in ("1", "true", "yes")
+
+
+@contextmanager
+def strict_mode(strict: bool | None) -> Iterator[None]:
+    """Check options strictly within the block if ``strict`` (None: ``$TOOLTAP_STRICT_CONFIG``)."""
+    token = _strict.set(strict)
+    try:
+        yield
+    finally:
+        _strict.reset(token)
+
+
+def _is_strict() -> bool:
+    strict = _strict.get()
+    return _strict_from_env() if strict is None else strict
+
+
+def reject(message: str) -> None:
+    """Raise in strict mode; else warn (to the caller's caller) and log."""
+    if _is_strict():
+        raise ConfigError(message)
+    warnings.warn(message, stacklevel=_callers_level())
+    _log.warning("%s", message)
+
+
+_OWN_FILES: Final = (os.path.dirname(os.path.dirname(__file__)), "<")
+
+
+def _callers_level() -> int:
+    """The ``stacklevel`` of the first frame outside tooltap (and generated code) above here."""
+    level, frame = 2, sys._getframe(2)
+    while frame.f_back is not None and (
+        frame.f_code.co_filename.startswith(_OWN_FILES)
+        or "opentelemetry/instrumentation" in frame.f_code.co_filename
+    ):
+        level, frame = level + 1, frame.f_back
+    return level
+
+
+def check_names(given: Collection[str], known: Collection[str]) -> None:
+    """Warn about (or, strictly, reject) each of ``given`` that is not in ``known``."""
+    for name in sorted(set(given) - set(known)):
+        close = difflib.get_close_matches(name, sorted(known), n=1)
+        hint = f"; did you mean {close[0]!r}?" if close else ""
+        reject(f"tooltap: unknown option {name!r}{hint}")
+
+
+def capture_mode_from(value: object) -> CaptureMode:
+    """Normalize a capture setting from the environment; invalid values fall back to ``NO_CONTENT``.
 
     Accepts the four modes (any case), booleans, and the legacy ``true``/``false``
     (``true`` meant content on spans).
     """
+    mode = _capture_mode(value)
+    if mode is None:
+        _log.warning("tooltap: invalid %s=%r, using NO_CONTENT", CAPTURE_ENV, value)
+        return "NO_CONTENT"
+    return mode
+
+
+def _capture_mode(value: object) -> CaptureMode | None:
+    """The mode ``value`` names, ``NO_CONTENT`` for unset/false values, None if invalid."""
     if value is None:
         return "NO_CONTENT"
     if isinstance(value, bool):
         return "SPAN_ONLY" if value else "NO_CONTENT"
     text = str(value).strip().upper()
-    if text in CAPTURE_MODES:
-        return text
+    for mode in CAPTURE_MODES:
+        if text == mode:
+            return mode
     if text in ("TRUE", "1", "YES"):
         return "SPAN_ONLY"
-    if text not in ("", "FALSE", "0", "NO"):
-        _log.warning("tooltap: invalid %s=%r, using NO_CONTENT", CAPTURE_ENV, value)
-    return "NO_CONTENT"
+    if text in ("", "FALSE", "0", "NO"):
+        return "NO_CONTENT"
+    return None
 
 
 @dataclass(frozen=True, slots=True)
 class Config:
-    """Options of one ``instrument()`` call."""
+    """tooltap's instrumentation options: ``instrument(config=Config(...))``, or as keywords.
 
-    capture_content: str = "NO_CONTENT"
+    An invalid value warns and its default applies (strict mode: ``ConfigError``).
+    """
+
+    #: Whether message content and tool arguments are recorded, and where: ``NO_CONTENT``
+    #: (the default), ``SPAN_ONLY`` (span attributes), ``EVENT_ONLY`` (log-based events)
+    #: or ``SPAN_AND_EVENT``. None reads ``$OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT``
+    #: when tooltap is instrumented.
+    capture_content: CaptureMode | None = None
+    #: Seconds a tool span may stay open waiting for its result before it ends as orphaned.
     orphan_timeout: float = 600.0
+    #: Distinct tool names kept as metric attribute values; later names count as ``_OTHER``.
     tool_name_cap: int = 100
+    #: Tool spans open at once; beyond it the oldest ends as orphaned.
     max_open_calls: int = 10_000
     #: Call ids each lifecycle memory keeps (replays, answered and truncated ids).
     call_id_memory: int = 1024
+    #: Memory caps applied to hostile or runaway responses.
     limits: Limits = field(default_factory=Limits)
+
+    def __post_init__(self) -> None:
+        if self.capture_content is not None:
+            mode = _capture_mode(self.capture_content)
+            if mode is None:
+                reject(
+                    f"tooltap: invalid capture_content={self.capture_content!r}, using NO_CONTENT "
+                    f"(one of {', '.join(CAPTURE_MODES)})"
+                )
+                mode = "NO_CONTENT"
+            object.__setattr__(self, "capture_content", mode)
+        for name in ("orphan_timeout", "tool_name_cap", "max_open_calls", "call_id_memory"):
+            value = getattr(self, name)
+            number = _non_negative(value, integral=name != "orphan_timeout")
+            if number is None:
+                fallback = _DEFAULTS[name]
+                reject(f"tooltap: invalid {name}={value!r}, using {fallback}")
+                number = fallback
+            object.__setattr__(self, name, number if name == "orphan_timeout" else int(number))
+        if not isinstance(self.limits, Limits):
+            limits = self.limits
+            reject(f"tooltap: limits must be a tooltap.core.Limits, got {limits!r}; using defaults")
+            object.__setattr__(self, "limits", Limits())
 
     @property
     def content_on_span(self) -> bool:
@@ -63,42 +188,39 @@ class Config:
     @property
     def capture_any(self) -> bool:
         """Any content is recorded at all."""
-        return self.capture_content != "NO_CONTENT"
+        return self.capture_content not in (None, "NO_CONTENT")
+
+    def resolved(self, environ: Mapping[str, str] | None = None) -> Config:
+        """This config with ``capture_content`` read from the environment if it is None."""
+        if self.capture_content is not None:
+            return self
+        env = os.environ if environ is None else environ
+        return replace(self, capture_content=capture_mode_from(env.get(CAPTURE_ENV)))
 
     @classmethod
     def from_options(
-        cls, options: Mapping[str, Any], environ: Mapping[str, str] | None = None
+        cls,
+        options: Mapping[str, Any],
+        environ: Mapping[str, str] | None = None,
+        base: Config | None = None,
     ) -> Config:
-        """Build from ``instrument(**options)``; unknown or invalid options are logged, not raised."""
-        env = os.environ if environ is None else environ
-        default = cls()
-        capture = options.get("capture_content", env.get(CAPTURE_ENV))
-        return cls(
-            capture_content=capture_mode_from(capture),
-            orphan_timeout=_number(options, "orphan_timeout", default.orphan_timeout),
-            tool_name_cap=int(_number(options, "tool_name_cap", default.tool_name_cap)),
-            max_open_calls=int(_number(options, "max_open_calls", default.max_open_calls)),
-            call_id_memory=int(_number(options, "call_id_memory", default.call_id_memory)),
-            limits=_limits(options.get("limits")),
-        )
+        """``base`` (else the defaults) with the Config fields among ``options``, resolved."""
+        given = {k: v for k, v in options.items() if k in OPTION_NAMES}
+        config = replace(base, **given) if base is not None else cls(**given)
+        return config.resolved(environ)
 
 
-def _number(options: Mapping[str, Any], key: str, default: float) -> float:
-    value = options.get(key, default)
+def _non_negative(value: object, *, integral: bool) -> float | None:
+    """``value`` as a number >= 0 (finite if ``integral``), or None."""
     try:
-        number = float(value)
+        number = float(value)  # type: ignore[arg-type]  # anything float() takes
     except (TypeError, ValueError):
-        number = -1.0
-    if number < 0:
-        _log.warning("tooltap: invalid %s=%r, using %s", key, value, default)
-        return default
+        return None
+    if math.isnan(number) or number < 0 or (integral and math.isinf(number)):
+        return None
     return number
 
 
-def _limits(value: object) -> Limits:
-    if value is None:
-        return Limits()
-    if isinstance(value, Limits):
-        return value
-    _log.warning("tooltap: limits must be a tooltap.Limits, got %r; using defaults", value)
-    return Limits()
+_DEFAULTS: Final[Mapping[str, Any]] = {f.name: f.default for f in fields(Config)}
+#: The ``Config`` fields, each also a keyword option of ``instrument()``.
+OPTION_NAMES: Final = frozenset(f.name for f in fields(Config))

@@ -20,7 +20,7 @@ from opentelemetry import trace
 from opentelemetry.trace import Span, Status, StatusCode
 
 from .._core.model import ToolCall
-from .._patch.quietly import report
+from .._quietly import report
 from . import semconv as sc
 from .content import to_json
 from .telemetry import Telemetry, get_telemetry

@@ -16,7 +16,7 @@ from opentelemetry import trace
 from opentelemetry._logs import Logger, get_logger
 from opentelemetry.metrics import get_meter, get_meter_provider
 
-from .._patch.quietly import set_error_sink
+from .._quietly import set_error_sink
 from . import semconv as sc
 from .config import Config
 from .export import bounded

@@ -49,7 +49,7 @@ THREAD_STREAMS = size("TOOLTAP_LOAD_THREAD_STREAMS", 12, 60)  # per thread, 8 th
 TURNS = size("TOOLTAP_TURNS", 1_000, 10_000)
 
 INFERENCE_OPERATIONS = ("chat", "generate_content")
-#: ``apps(dialect, base_url, sync, **options)`` -> a cached ``rel_apps.App``.
+#: ``apps(dialect, base_url, sync, **options)`` -> a cached ``tests.reliability.apps.App``.
 Apps = Callable[..., Any]
 
 

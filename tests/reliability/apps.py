@@ -18,7 +18,8 @@ import anthropic
 import openai
 from google import genai
 from google.genai import types as gtypes
-from rel_support import dump, failure
+
+from tests.reliability.support import dump, failure
 
 MODELS = {
     "openai.chat": "gpt-4o-mini",

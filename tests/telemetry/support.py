@@ -19,8 +19,9 @@ from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
 import tooltap
-from tooltap import Parsed, Problem, RequestInfo, ToolCall, ToolResultRef
+from tooltap import Parsed, Problem, ToolCall, ToolResultRef
 from tooltap._telemetry.operation import Operation, get_telemetry
+from tooltap.core import RequestInfo
 from tooltap.simulator import Simulator
 
 DIALECTS = ("openai.chat", "openai.responses", "anthropic.messages", "google.genai")
@@ -138,23 +139,23 @@ def second_body(
         body["messages"].append({"role": "assistant", "tool_calls": [
             {"id": c.call_id, "type": "function",
              "function": {"name": c.name, "arguments": json.dumps(c.args)}} for c in calls]})  # fmt: skip
-        body["messages"] += [tooltap.result_message(c, answer(c)) for c in calls]
+        body["messages"] += [tooltap.core.result_message(c, answer(c)) for c in calls]
     elif dialect == "openai.responses":
         body["input"] += [{"type": "function_call", "call_id": c.call_id, "name": c.name,
                            "arguments": json.dumps(c.args)} for c in calls]  # fmt: skip
-        body["input"] += [tooltap.result_message(c, answer(c)) for c in calls]
+        body["input"] += [tooltap.core.result_message(c, answer(c)) for c in calls]
     elif dialect == "anthropic.messages":
         body["messages"].append({"role": "assistant", "content": [
             {"type": "tool_use", "id": c.call_id, "name": c.name, "input": c.args} for c in calls]})  # fmt: skip
         body["messages"].append(
-            {"role": "user", "content": [tooltap.result_message(c, answer(c)) for c in calls]}
+            {"role": "user", "content": [tooltap.core.result_message(c, answer(c)) for c in calls]}
         )
     else:
         parts = [{"functionCall": {"name": c.name, "args": c.args,
                                    **({"id": c.call_id} if c.call_id else {})}} for c in calls]  # fmt: skip
         body["contents"].append({"role": "model", "parts": parts})
         body["contents"].append(
-            {"role": "user", "parts": [tooltap.result_message(c, answer(c)) for c in calls]}
+            {"role": "user", "parts": [tooltap.core.result_message(c, answer(c)) for c in calls]}
         )
     return body
 

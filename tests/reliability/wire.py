@@ -2,7 +2,7 @@
 
 For the long per-turn runs, where an SDK's model building would dominate: turn 1 asks
 for the lookup tool (streamed), turn 2 sends the history plus one result per call
-(``tooltap.result_messages``), as any harness on a bare HTTP client would.
+(``tooltap.core.result_messages``), as any harness on a bare HTTP client would.
 """
 
 from __future__ import annotations
@@ -46,7 +46,7 @@ def first_body(dialect: str) -> dict[str, Any]:
 def second_body(dialect: str, first: dict[str, Any], calls: tuple[tooltap.ToolCall, ...]) -> Any:
     """Turn 2: turn 1's history, the model's calls, and one result per call."""
     body = json.loads(json.dumps(first))
-    results = tooltap.result_messages((c, f"value of {c.args.get('key')}") for c in calls)
+    results = tooltap.core.result_messages((c, f"value of {c.args.get('key')}") for c in calls)
     if dialect == "openai.chat":
         body["messages"].append({"role": "assistant", "tool_calls": [
             {"id": c.call_id, "type": "function",
@@ -83,7 +83,7 @@ def post(client: httpx2.Client, base_url: str, dialect: str, body: Any) -> bytes
 def conversation(client: httpx2.Client, base_url: str, dialect: str) -> int:
     """Turn 1 (two calls), turn 2 (their results, the final text); returns the call count."""
     first = first_body(dialect)
-    calls = tooltap.parse_response(post(client, base_url, dialect, first), dialect).calls
+    calls = tooltap.core.parse_response(post(client, base_url, dialect, first), dialect).calls
     assert len(calls) == 2, calls
     post(client, base_url, dialect, second_body(dialect, first, calls))
     return len(calls)

@@ -1,0 +1,101 @@
+"""One LLM request/response on a transport: parse the request, start its attempt, settle a failure.
+
+Shared by the transport taps (httpx/httpx2 and aiohttp). ``begin`` reads ``url``
+(with ``path``, ``host``, ``port``, ``scheme``), ``content`` and ``headers`` of a
+request; each tap settles the response its own library returns.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import re
+from contextvars import ContextVar, Token
+from typing import Any, Final
+
+from opentelemetry import context, trace
+
+from .._core.detect import google_streaming
+from .._core.errors import classify_error
+from .._core.model import RequestInfo
+from .._core.request import parse_request
+from .._telemetry import semconv as sc
+from .._telemetry.operation import Operation, current_operation
+from .._telemetry.telemetry import Telemetry
+
+__all__ = ["Exchange", "begin", "in_send", "json_body"]
+
+_GOOGLE_MODEL: Final = re.compile(r"/models/([^/:]+):")
+_DEFAULT_PORTS: Final = {"https": 443, "http": 80}
+
+#: True while the httpx tap records an async send: a transport below httpx that sends through
+#: aiohttp (``httpx_aiohttp``, openai's ``DefaultAioHttpClient``) is not recorded again.
+in_send: ContextVar[bool] = ContextVar("tooltap_in_send", default=False)
+
+
+class Exchange:
+    """One LLM request/response: the attempt's operation and request info."""
+
+    __slots__ = ("info", "op", "token")
+
+    def __init__(self, op: Operation, info: RequestInfo, token: Token[Any] | None) -> None:
+        self.op = op
+        self.info = info
+        self.token = token
+
+    def failed(self, exc: BaseException) -> None:
+        """The send raised: a failed attempt; a transport-owned op ends with it."""
+        self.detach()
+        error = classify_error(None, {}, None, exc)
+        self.op.attempt_failed(error)
+        if self.op.owner == "transport":
+            self.op.end(exc, error)
+
+    def detach(self) -> None:
+        """Leave the transport-owned span's context (once; later calls do nothing)."""
+        token, self.token = self.token, None
+        if token is not None:
+            context.detach(token)
+
+
+def json_body(body: bytes) -> Any:
+    """``body`` as JSON, or None when it is not JSON."""
+    try:
+        return json.loads(body)
+    except ValueError:
+        return None
+
+
+def begin(tel: Telemetry, request: Any, dialect: str) -> Exchange:
+    """Parse the request and start its attempt on the right operation."""
+    url = request.url
+    path: str = url.path
+    try:
+        content: bytes = request.content
+    except Exception:  # noqa: BLE001 - a streaming request body: nothing to parse
+        content = b""
+    info = parse_request(content, dialect) if content else RequestInfo(dialect)
+    if dialect == "google.genai":
+        match = _GOOGLE_MODEL.search(path)
+        model = info.model or (match.group(1) if match else None)
+        info = dataclasses.replace(info, model=model, stream=google_streaming(path))
+    host: str = url.host
+    port = url.port or _DEFAULT_PORTS.get(url.scheme)
+    op = current_operation.get()
+    owned = op is None or op.ended
+    if op is None or op.ended:
+        op = Operation(
+            tel,
+            dialect=dialect,
+            request_model=info.model,
+            server_address=host or None,
+            server_port=port,
+            stream=info.stream,
+            owner="transport",
+            provider_name=sc.provider_name(dialect, host, path),
+        )
+    body = json_body(content) if content and tel.config.capture_any else None
+    op.begin_attempt(info, request.headers, url_host=host, url_path=path, body=body)
+    # Last step (nothing after it can fail): the span is current while the send runs.
+    token = context.attach(trace.set_span_in_context(op.span)) if owned else None
+    return Exchange(op, info, token)
