@@ -194,6 +194,7 @@ class SQLiteLedger:
             path, timeout=timeout, check_same_thread=False, isolation_level=None
         )
         with self._lock:
+            self._db.execute("PRAGMA journal_mode=WAL")
             self._db.execute(
                 "CREATE TABLE IF NOT EXISTS tooltap_ledger ("
                 " key TEXT PRIMARY KEY, state TEXT NOT NULL, tool TEXT NOT NULL,"
