@@ -182,8 +182,9 @@ class SQLiteLedger:
 
     Claims are one ``INSERT ... ON CONFLICT DO NOTHING`` in an immediate transaction, so
     of any number of processes claiming a key exactly one wins. Nothing is evicted.
-    Outputs are stored as JSON; values JSON cannot hold are stored as their ``str()``.
-    Calls block (up to ``timeout`` seconds on a locked database): async code runs them
+    The file is put in WAL mode (readers never wait for the writer), so it needs a local
+    filesystem, not a network share. Outputs are stored as JSON; values JSON cannot
+    hold are stored as their ``str()``. Calls block (up to ``timeout`` seconds on a locked database): async code runs them
     in a worker thread.
     """
 
