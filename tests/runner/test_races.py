@@ -28,7 +28,7 @@ from tooltap import MemoryLedger, SQLiteLedger, ToolRegistry, TurnResult
 PROCESSES = 3
 PROCESS_ROUNDS = 1000
 THREADS = 4
-THREAD_ROUNDS = 250
+THREAD_ROUNDS = 1000
 TASKS = 100
 TASK_ROUNDS = 5
 TICK = 0.005

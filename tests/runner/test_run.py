@@ -367,7 +367,7 @@ async def test_run_cut_short_mid_effect_is_in_doubt_and_not_repeated(tmp_path: P
         with pytest.raises(asyncio.CancelledError):
             await task
     with tooltap.SQLiteLedger(tmp_path / "ledger.db") as ledger:  # a new process
-        reg = ToolRegistry(ledger=ledger)
+        reg = ToolRegistry(ledger=ledger, peer_wait=0.1)  # the claim is fresh: waits that long
         reg.add(pay, side_effects=True)
         result = await reg.run([call("pay", {"amount": 5}, "c1")])
     assert ran == [5]
