@@ -24,7 +24,6 @@ ROOT = Path(tooltap.__file__).parent
 #: Import cycles that exist today and are being removed; empty this once they are gone.
 KNOWN_CYCLES: frozenset[frozenset[str]] = frozenset(
     {
-        frozenset({"tooltap._runner.registry", "tooltap._runner.run"}),
         frozenset({"tooltap._telemetry.lifecycle", "tooltap._telemetry.telemetry"}),
     }
 )

@@ -9,12 +9,14 @@ turn a failed provider call into words for the user.
 from __future__ import annotations
 
 from ._runner.fallback import ProviderFailure, fallback_message, provider_failure
-from ._runner.ledger import Ledger, LedgerEntry, MemoryLedger, SQLiteLedger
+from ._runner.ledger import Claim, Ledger, LedgerEntry, MemoryLedger, SQLiteLedger
 from ._runner.outcome import Outcome, TurnResult
 from ._runner.policy import RetryPolicy, ToolError
-from ._runner.registry import Tool, ToolRegistry
+from ._runner.registry import ToolRegistry
+from ._runner.tool import Tool
 
 __all__ = [
+    "Claim",
     "Ledger",
     "LedgerEntry",
     "MemoryLedger",

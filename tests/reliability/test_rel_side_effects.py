@@ -15,6 +15,9 @@ measurement (side effects, idempotency key on its arguments).
   with the same arguments. The idempotency key finds the first run; the new call's
   ``execute_tool`` span gets the ``tooltap.tool.replayed`` event, and the conversation
   ends normally on the stored result.
+* Google calls without ids (and a tool without an idempotency key): the request is sent
+  again after its answer was lost; the calls' place in the conversation (turn index and
+  position in the turn) finds the first run.
 """
 
 from __future__ import annotations
@@ -115,3 +118,32 @@ def test_turn_resent_after_a_lost_response(
     assert "tooltap.tool.replayed" not in [
         e.name for e in spans[first.parsed.calls[0].call_id].events
     ]
+
+
+def test_google_calls_without_ids_survive_a_retried_request(ledger: SQLiteLedger) -> None:
+    saved: list[dict[str, Any]] = []
+    registry = ToolRegistry(ledger=ledger)
+
+    @registry.tool(side_effects=True)  # no idempotency key: only the call's place names it
+    def save_measurement(key: str, value: float) -> dict[str, Any]:
+        """Store one measurement of the user."""
+        saved.append({"key": key, "value": value})
+        return {"saved": key, "count": len(saved)}
+
+    with Simulator(calls=[SAVE]) as sim:
+        loop = LOOPS["google.genai"](sim, registry)
+        start = list(loop.history)
+        sim.inject(Fault("no_ids"), dialect="google.genai")
+        first = loop.step()
+        assert first.parsed.calls[0].call_id is None
+        assert first.result is not None and first.result.outcomes[0].status == "ok"
+        loop.history = start  # the answer was lost: the harness sends the request again
+        sim.inject(Fault("no_ids"), dialect="google.genai")
+        retried = loop.step()
+        conversation = loop.converse()
+    assert retried.parsed.calls[0].call_id is None
+    assert retried.result is not None
+    (outcome,) = retried.result.outcomes
+    assert (outcome.status, outcome.output) == ("replayed", {"saved": "weight", "count": 1})
+    assert saved == [{"key": "weight", "value": 70}]
+    assert conversation.final_text == 'Tool results: {"saved": "weight", "count": 1}.'

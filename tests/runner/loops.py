@@ -72,12 +72,13 @@ class Loop:
 
     def step(self) -> Step:
         """One request; run its calls (if any) and append everything to the history."""
+        sent = list(self.history)
         response = self.request()
         parsed = tooltap.core.parse_response(response, self.dialect)
         step = Step(parsed, self.text(response))
         self.keep(response)
         if parsed.calls or parsed.problems:
-            step.result = self.registry.run_sync(parsed)
+            step.result = self.registry.run_sync(parsed, history=sent)
             self.history += step.result.messages
         return step
 

@@ -2,22 +2,96 @@
 
 from __future__ import annotations
 
+import logging
 import threading
+import time
 from pathlib import Path
+
+import pytest
 
 from tooltap.harness import Ledger, LedgerEntry, MemoryLedger, SQLiteLedger
 
 
-def test_memory_ledger_roundtrip_and_eviction() -> None:
+def test_memory_ledger_roundtrip_and_eviction(caplog: pytest.LogCaptureFixture) -> None:
     ledger = MemoryLedger(max_entries=3)
     assert isinstance(ledger, Ledger)
     assert ledger.get("call:a") is None
-    for key in "abcd":
-        ledger.put(f"call:{key}", LedgerEntry("done", "t", {"v": key}))
+    with caplog.at_level(logging.WARNING, logger="tooltap.runner"):
+        for key in "abcd":
+            ledger.put(f"call:{key}", LedgerEntry("done", "t", {"v": key}))
     assert len(ledger) == 3
     assert ledger.get("call:a") is None  # the oldest went first
+    assert ledger.evictions == 1
+    assert "MemoryLedger full (max_entries=3)" in caplog.text
     got = ledger.get("call:d")
     assert got is not None and got.output == {"v": "d"} and got.state == "done"
+
+
+def test_memory_ledger_never_evicts_a_pending_entry() -> None:
+    ledger = MemoryLedger(max_entries=2)
+    assert ledger.claim("call:running", "pay").won
+    for key in "abc":
+        ledger.put(f"call:{key}", LedgerEntry("done", "t"))
+    running = ledger.get("call:running")
+    assert running is not None and (running.state, running.tool) == ("pending", "pay")
+    assert [k for k in ("call:a", "call:b", "call:c") if ledger.get(k)] == ["call:c"]
+    assert ledger.evictions == 2
+    for key in "xyz":  # only pending entries: they all stay, beyond max_entries
+        assert ledger.claim(f"call:{key}").won
+    assert len(ledger) == 4 and ledger.get("call:c") is None
+
+
+@pytest.mark.parametrize("kind", ["memory", "sqlite"])
+def test_claim_is_won_once_and_shows_the_entry_to_the_others(tmp_path: Path, kind: str) -> None:
+    ledger = MemoryLedger() if kind == "memory" else SQLiteLedger(tmp_path / "l.db")
+    first = ledger.claim("call:x", "pay")
+    assert first.won and first.entry is None
+    second = ledger.claim("call:x", "pay")
+    assert not second.won and second.entry is not None
+    assert (second.entry.state, second.entry.tool) == ("pending", "pay")
+    ledger.put("call:x", LedgerEntry("done", "pay", {"paid": 5}))
+    third = ledger.claim("call:x", "pay")
+    assert not third.won and third.entry == ledger.get("call:x")
+    assert third.entry is not None and third.entry.output == {"paid": 5}
+
+
+@pytest.mark.parametrize("kind", ["memory", "sqlite"])
+def test_in_doubt_entries_are_listed_resolved_or_forgotten(tmp_path: Path, kind: str) -> None:
+    ledger = MemoryLedger() if kind == "memory" else SQLiteLedger(tmp_path / "l.db")
+    assert ledger.claim("call:old", "pay").won
+    assert ledger.claim("call:other", "mail").won
+    ledger.put("call:done", LedgerEntry("done", "pay", 1))
+    assert sorted(ledger.in_doubt()) == ["call:old", "call:other"]
+    time.sleep(0.05)
+    assert ledger.claim("call:new", "pay").won
+    assert sorted(ledger.in_doubt(older_than=0.04)) == ["call:old", "call:other"]
+    ledger.resolve("call:old", {"paid": 5})
+    resolved = ledger.get("call:old")
+    assert resolved is not None and resolved.state == "done" and resolved.tool == "pay"
+    assert (resolved.output, resolved.is_error) == ({"paid": 5}, False)
+    ledger.resolve("call:other", "the mail bounced", is_error=True)
+    bounced = ledger.get("call:other")
+    assert bounced is not None and bounced.is_error and bounced.error_type == "resolved_error"
+    ledger.forget("call:new")
+    assert ledger.get("call:new") is None and ledger.in_doubt() == {}
+    assert ledger.claim("call:new", "pay").won  # forgotten: it may run again
+
+
+def test_memory_ledger_claims_are_atomic_across_threads() -> None:
+    ledger = MemoryLedger()
+    barrier = threading.Barrier(8)
+    wins: list[bool] = []
+
+    def claim() -> None:
+        barrier.wait(5)
+        wins.append(ledger.claim("call:x").won)
+
+    threads = [threading.Thread(target=claim) for _ in range(8)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert sorted(wins) == [False] * 7 + [True]
 
 
 def test_sqlite_ledger_persists_across_instances(tmp_path: Path) -> None:

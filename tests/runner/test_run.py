@@ -14,7 +14,14 @@ import pytest
 
 import tooltap
 from tooltap import Parsed, ToolCall
-from tooltap.harness import LedgerEntry, RetryPolicy, ToolError, ToolRegistry
+from tooltap.harness import (
+    Claim,
+    LedgerEntry,
+    MemoryLedger,
+    RetryPolicy,
+    ToolError,
+    ToolRegistry,
+)
 
 FAST = RetryPolicy(attempts=3, initial_delay=0.001, multiplier=2.0, max_delay=0.01)
 KEY_SCHEMA = {
@@ -359,7 +366,7 @@ async def test_run_cut_short_mid_effect_is_in_doubt_and_not_repeated(tmp_path: P
         with pytest.raises(asyncio.CancelledError):
             await task
     with tooltap.harness.SQLiteLedger(tmp_path / "ledger.db") as ledger:  # a new process
-        reg = ToolRegistry(ledger=ledger)
+        reg = ToolRegistry(ledger=ledger, peer_wait=0.1)  # the claim is fresh: waits that long
         reg.add(pay, side_effects=True)
         result = await reg.run([call("pay", {"amount": 5}, "c1")])
     assert ran == [5]
@@ -424,6 +431,12 @@ class BrokenLedger:
         raise OSError("disk gone")
 
     def put(self, key: str, entry: LedgerEntry) -> None:
+        raise OSError("disk gone")
+
+    def claim(self, key: str, tool: str = "") -> Claim:
+        raise OSError("disk gone")
+
+    def forget(self, key: str) -> None:
         raise OSError("disk gone")
 
 
@@ -515,3 +528,143 @@ async def test_repeated_invalid_call_id_is_answered_once_and_stays_invalid() -> 
     result = await lookup_registry().run([bad, dataclasses.replace(bad, index=1)])
     assert len(result.messages) == 1
     assert [(o.status, o.sent) for o in result.outcomes] == [("invalid", True), ("invalid", False)]
+
+
+async def test_read_only_tool_timing_out_is_retried_per_policy() -> None:
+    reg = ToolRegistry(retry=FAST)
+    runs: list[float] = []
+    release = threading.Event()
+
+    @reg.tool(timeout=0.05)
+    def slow_lookup(key: str) -> str:
+        runs.append(time.monotonic())
+        if len(runs) == 1:
+            release.wait(5)  # the first attempt hangs; nobody can kill its thread
+        return f"value of {key}"
+
+    started = time.monotonic()
+    outcome = (await reg.run([call("slow_lookup", {"key": "k"}, "c1")])).outcome("c1")
+    release.set()
+    assert (outcome.status, outcome.output, outcome.attempts) == ("ok", "value of k", 2)
+    assert time.monotonic() - started < 2
+
+
+async def test_read_only_async_tool_timing_out_every_time_is_an_error() -> None:
+    reg = ToolRegistry(retry=FAST)
+    cancelled: list[int] = []
+
+    @reg.tool(timeout=0.02)
+    async def stuck() -> str:
+        try:
+            await asyncio.Event().wait()
+        except asyncio.CancelledError:
+            cancelled.append(1)
+            raise
+        return "never"
+
+    outcome = (await reg.run([call("stuck", {}, "c1")])).outcome("c1")
+    await asyncio.sleep(0)
+    assert (outcome.status, outcome.error_type, outcome.attempts) == ("error", "timeout", 3)
+    assert "did not finish within 0.02 s" in outcome.output
+    assert cancelled == [1, 1, 1]
+
+
+def test_side_effecting_sync_tool_timing_out_is_in_doubt_then_records_its_late_result() -> None:
+    ledger = MemoryLedger()
+    reg = ToolRegistry(ledger=ledger, peer_wait=0.1)
+    release = threading.Event()
+    finished = threading.Event()
+    sent: list[str] = []
+
+    @reg.tool(side_effects=True, timeout=0.05)
+    def send_email(to: str) -> str:
+        sent.append(to)
+        release.wait(5)
+        finished.set()
+        return f"sent to {to}"
+
+    started = time.monotonic()
+    first = reg.run_sync([call("send_email", {"to": "ana"}, "c1")])  # returns: thread not joined
+    assert time.monotonic() - started < 2
+    outcome = first.outcome("c1")
+    assert (outcome.status, outcome.is_error, outcome.attempts) == ("in_doubt", True, 1)
+    assert "did not finish within 0.05 s" in outcome.output and "not repeated" in outcome.output
+    assert reg.run_sync([call("send_email", {"to": "ana"}, "c1")]).outcome("c1").status == (
+        "in_doubt"
+    )
+    release.set()
+    assert finished.wait(5)
+    deadline = time.monotonic() + 5
+    while ledger.in_doubt():  # the thread records its outcome as it finishes
+        assert time.monotonic() < deadline
+        time.sleep(0.01)
+    late = reg.run_sync([call("send_email", {"to": "ana"}, "c1")]).outcome("c1")
+    assert (late.status, late.output) == ("replayed", "sent to ana")
+    assert sent == ["ana"]
+
+
+async def test_side_effecting_async_tool_timing_out_is_cancelled_and_in_doubt() -> None:
+    reg = ToolRegistry(peer_wait=0.05)
+    charged: list[int] = []
+
+    @reg.tool(side_effects=True, timeout=0.03)
+    async def charge(amount: int) -> str:
+        charged.append(amount)
+        await asyncio.sleep(5)
+        return "charged"
+
+    first = (await reg.run([call("charge", {"amount": 5}, "c1")])).outcome("c1")
+    again = (await reg.run([call("charge", {"amount": 5}, "c1")])).outcome("c1")
+    assert (first.status, first.attempts) == ("in_doubt", 1)
+    assert (again.status, again.attempts) == ("in_doubt", 0)
+    assert charged == [5]
+
+
+def test_timeout_must_be_positive() -> None:
+    with pytest.raises(ValueError, match="timeout"):
+        ToolRegistry().add(lambda: None, name="t", timeout=0)
+
+
+def google_save(value: int, index: int = 0) -> ToolCall:
+    return call("save", {"value": value}, None, index, "google.genai")
+
+
+async def test_google_calls_without_ids_are_keyed_by_their_place_in_the_conversation() -> None:
+    saved: list[int] = []
+    reg = ToolRegistry()
+    reg.add(lambda value: saved.append(value) or len(saved), name="save", side_effects=True)
+    history: list[dict[str, Any]] = [{"role": "user", "parts": [{"text": "save 1 and 1"}]}]
+    turn = [google_save(1, 0), google_save(1, 1)]  # the same args twice: two effects
+    first = await reg.run(turn, history=history)
+    retried = await reg.run(turn, history=list(history))  # the same request sent again
+    assert saved == [1, 1]
+    assert [o.status for o in first.outcomes] == ["ok", "ok"]
+    assert [(o.status, o.output) for o in retried.outcomes] == [("replayed", 1), ("replayed", 2)]
+    later = [*history, {"role": "model", "parts": []}, {"role": "user", "parts": []}]
+    again = await reg.run([google_save(1)], history=later)  # a later turn asks again
+    assert again.outcomes[0].status == "ok" and saved == [1, 1, 1]
+    other = [{"role": "user", "parts": [{"text": "another conversation"}]}]
+    assert (await reg.run([google_save(1)], history=other)).outcomes[0].status == "ok"
+    assert len(saved) == 4
+
+
+async def test_a_conversation_id_names_the_conversation_of_id_less_calls() -> None:
+    saved: list[int] = []
+    reg = ToolRegistry()
+    reg.add(lambda value: saved.append(value) or len(saved), name="save", side_effects=True)
+    history: list[Any] = [{"role": "user", "parts": [{"text": "save 1"}]}]
+    await reg.run([google_save(1)], conversation_id="conv-a", history=history)
+    edited: list[Any] = [{"role": "user", "parts": [{"text": "save 1, please"}]}]
+    same = await reg.run([google_save(1)], conversation_id="conv-a", history=edited)
+    other = await reg.run([google_save(1)], conversation_id="conv-b", history=history)
+    assert [same.outcomes[0].status, other.outcomes[0].status] == ["replayed", "ok"]
+    assert saved == [1, 1]
+
+
+async def test_id_less_calls_without_a_history_are_not_tracked() -> None:
+    saved: list[int] = []
+    reg = ToolRegistry()
+    reg.add(lambda value: saved.append(value), name="save", side_effects=True)
+    for _ in range(2):
+        await reg.run([google_save(1)])
+    assert saved == [1, 1] and reg.ledger.in_doubt() == {}  # type: ignore[attr-defined]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 import time
 from collections.abc import Iterator
@@ -18,8 +19,10 @@ from opentelemetry.trace import StatusCode
 
 import tooltap
 from tests.runner.loops import LOOPS
+from tooltap._telemetry.semconv import EVENT_TOOL_IN_DOUBT as EVENT_IN_DOUBT
 from tooltap._telemetry.semconv import EVENT_TOOL_REPLAYED as EVENT_REPLAYED
 from tooltap._telemetry.semconv import EVENT_TOOL_RETRY as EVENT_RETRY
+from tooltap._telemetry.semconv import TOOLTAP_IN_DOUBT_REASON as IN_DOUBT_REASON
 from tooltap._telemetry.semconv import TOOLTAP_TOOL_ATTEMPTS as ATTEMPTS
 from tooltap.harness import RetryPolicy, ToolRegistry
 from tooltap.simulator import Simulator
@@ -131,6 +134,34 @@ def test_replayed_call_is_marked_on_its_span(spans: InMemorySpanExporter) -> Non
     assert attrs["tooltap.tool.side_effects"] is True
     assert attrs["tooltap.tool.replayed"] is True
     assert [e.name for e in span.events] == [EVENT_REPLAYED]
+
+
+def test_a_side_effect_in_doubt_is_marked_on_its_span(spans: InMemorySpanExporter) -> None:
+    started: list[int] = []
+    reg = ToolRegistry(peer_wait=0.05)
+
+    @reg.tool(side_effects=True, timeout=0.05)
+    async def save_measurement(key: str, value: int) -> str:
+        started.append(value)
+        await asyncio.sleep(5)  # the confirmation never comes in time
+        return "saved"
+
+    with Simulator(calls=[("save_measurement", {"key": "weight", "value": 70})]) as sim:
+        loop = LOOPS["anthropic.messages"](sim, reg)
+        response = loop.request()
+        parsed = tooltap.core.parse_response(response, loop.dialect)
+        first = reg.run_sync(parsed)  # times out: in doubt
+        again = reg.run_sync(parsed)  # the same response delivered twice: not run again
+        loop.keep(response)
+        loop.history += again.messages
+        loop.request()
+    assert started == [70]
+    assert [first.outcomes[0].status, again.outcomes[0].status] == ["in_doubt", "in_doubt"]
+    (span,) = tool_spans(spans)
+    in_doubt = [e for e in span.events if e.name == EVENT_IN_DOUBT]
+    assert [(e.attributes or {})[IN_DOUBT_REASON] for e in in_doubt] == ["timeout", "pending"]
+    assert span.status.status_code is StatusCode.ERROR
+    assert (span.attributes or {})["error.type"] == "timeout"
 
 
 def test_arguments_and_results_only_under_the_content_opt_in(sim: Simulator) -> None:

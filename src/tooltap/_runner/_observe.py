@@ -17,7 +17,7 @@ from .._core.model import ToolCall
 from .._quietly import quietly
 from .._telemetry.execution import Execution, find_execution, tool_execution
 
-__all__ = ["ExecutionSpan", "note_replay", "observed"]
+__all__ = ["ExecutionSpan", "note_in_doubt", "note_replay", "observed"]
 
 
 class ExecutionSpan:
@@ -32,6 +32,11 @@ class ExecutionSpan:
         """Attempt ``attempt`` failed with ``error_type``; another one follows."""
         if self._execution is not None:
             self._execution.record_retry(attempt, error_type)
+
+    def in_doubt(self, reason: str) -> None:
+        """This run's outcome is unknown (``reason``: ``timeout``); it is not repeated."""
+        if self._execution is not None:
+            self._execution.record_in_doubt(reason)
 
     def record(
         self, output: Any, *, is_error: bool, attempts: int, error_type: str | None = None
@@ -56,3 +61,10 @@ def note_replay(call: ToolCall, *, state: str) -> None:
     execution = quietly(find_execution, call)
     if execution is not None:
         execution.record_replay(state)
+
+
+def note_in_doubt(call: ToolCall, *, reason: str) -> None:
+    """Mark the call's open span (if any): an earlier run's outcome is unknown, not rerun."""
+    execution = quietly(find_execution, call)
+    if execution is not None:
+        execution.record_in_doubt(reason)

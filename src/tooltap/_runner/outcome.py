@@ -12,8 +12,8 @@ __all__ = ["Outcome", "Status", "TurnResult"]
 #: ``ok``: the handler ran and succeeded. ``error``: it ran and failed (after retries).
 #: ``invalid``: arguments unparsable or against the schema, not run. ``undeclared``: no
 #: such tool, not run. ``replayed``: already executed (same call id or idempotency key),
-#: its stored result is sent again. ``in_doubt``: a side-effecting run started earlier
-#: and never finished (crash?), so it is not repeated.
+#: its stored result is sent again. ``in_doubt``: a side-effecting run started (here and
+#: timed out, or earlier or elsewhere and never reported back), so it is not repeated.
 Status = Literal["ok", "error", "invalid", "undeclared", "replayed", "in_doubt"]
 
 

@@ -5,16 +5,17 @@ from __future__ import annotations
 import asyncio
 import inspect
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
 from typing import Any, TypeVar, overload
 
 from .._core.model import DIALECTS, Parsed, RequestInfo, ToolCall
 from .._core.request import TOOL_NAME_RULES, valid_tool_name
+from .inflight import InFlight
 from .ledger import Ledger, MemoryLedger
 from .outcome import TurnResult
 from .policy import NO_RETRY, RetryPolicy
-from .run import run_turn
+from .run import Turn, history_position, run_turn
 from .schema import schema_from_signature
+from .tool import Tool
 
 __all__ = ["Tool", "ToolRegistry", "check_tool_name"]
 
@@ -33,31 +34,14 @@ def check_tool_name(name: str) -> str:
     return name
 
 
-@dataclass(frozen=True, slots=True)
-class Tool:
-    """One registered tool. ``handler(**args)`` may be sync or async."""
-
-    name: str
-    handler: Callable[..., Any]
-    schema: dict[str, Any] = field(hash=False)
-    description: str = ""
-    side_effects: bool = False
-    retry: RetryPolicy = NO_RETRY
-    #: Maps validated args to a key naming the effect, so a re-sent call under a new
-    #: call id (same key) is not executed twice either.
-    idempotency_key: Callable[[dict[str, Any]], str] | None = None
-
-    @property
-    def is_async(self) -> bool:
-        """Whether the handler is a coroutine function."""
-        return inspect.iscoroutinefunction(self.handler)
-
-
 class ToolRegistry:
     """Tools for an agent loop: declare them to any provider, run the calls a model makes.
 
     ``ledger`` remembers the calls of side-effecting tools by call id (and idempotency
     key) so none runs twice; read-only tools may run again and follow ``retry``.
+    A call whose effect another run (thread, task or process sharing the ledger) holds
+    waits up to ``peer_wait`` seconds (or the tool's ``timeout``, if longer) for that
+    run's result, then is answered ``in_doubt``; it never runs a second time.
     """
 
     def __init__(
@@ -65,11 +49,15 @@ class ToolRegistry:
         *,
         ledger: Ledger | None = None,
         retry: RetryPolicy | None = None,
+        peer_wait: float = 10.0,
     ) -> None:
+        if peer_wait < 0:
+            raise ValueError("peer_wait must be >= 0")
         self.ledger: Ledger = ledger if ledger is not None else MemoryLedger()
         self.retry = retry or RetryPolicy()
+        self.peer_wait = peer_wait
         self._tools: dict[str, Tool] = {}
-        self._inflight: dict[str, asyncio.Future[Any]] = {}
+        self._inflight = InFlight()
 
     def __contains__(self, name: object) -> bool:
         return name in self._tools
@@ -94,12 +82,20 @@ class ToolRegistry:
         side_effects: bool = False,
         retry: RetryPolicy | None = None,
         idempotency_key: Callable[[dict[str, Any]], str] | None = None,
+        timeout: float | None = None,
     ) -> Tool:
         """Register ``handler``; the schema defaults to one derived from its type hints.
 
         Tools with side effects run once unless they have an ``idempotency_key`` and an
         explicit ``retry`` (retrying them blindly could repeat the effect).
+        ``timeout`` bounds each attempt: an async handler is cancelled; a sync one runs
+        in its own thread, which is no longer waited for (a thread cannot be killed: it
+        runs on, and a side-effecting one records its late outcome in the ledger).
+        A read-only tool's timed-out attempt is retried per ``retry``; a side-effecting
+        tool's is answered ``in_doubt``.
         """
+        if timeout is not None and not timeout > 0:
+            raise ValueError("timeout must be > 0 seconds")
         tool_name = check_tool_name(name or handler.__name__)
         if tool_name in self._tools:
             raise ValueError(f"tool {tool_name!r} is already registered")
@@ -120,6 +116,7 @@ class ToolRegistry:
             side_effects=side_effects,
             retry=retry or (NO_RETRY if side_effects else self.retry),
             idempotency_key=idempotency_key,
+            timeout=timeout,
         )
         self._tools[tool_name] = tool
         return tool
@@ -136,6 +133,7 @@ class ToolRegistry:
         side_effects: bool = False,
         retry: RetryPolicy | None = None,
         idempotency_key: Callable[[dict[str, Any]], str] | None = None,
+        timeout: float | None = None,
     ) -> Callable[[F], F]: ...
 
     def tool(
@@ -147,6 +145,7 @@ class ToolRegistry:
         side_effects: bool = False,
         retry: RetryPolicy | None = None,
         idempotency_key: Callable[[dict[str, Any]], str] | None = None,
+        timeout: float | None = None,
     ) -> Any:
         """Decorator form of :meth:`add`: ``@registry.tool`` or ``@registry.tool("name", ...)``."""
         if callable(name):
@@ -162,6 +161,7 @@ class ToolRegistry:
                 side_effects=side_effects,
                 retry=retry,
                 idempotency_key=idempotency_key,
+                timeout=timeout,
             )
             return func
 
@@ -197,14 +197,28 @@ class ToolRegistry:
         dialect: str | None = None,
         request_info: RequestInfo | None = None,
         concurrent: bool = True,
+        conversation_id: str | None = None,
+        history: Sequence[Any] | None = None,
     ) -> TurnResult:
         """Validate and run one response's calls; results come back in the provider's shape.
 
         Pass the ``Parsed`` response to also answer calls whose arguments did not parse.
         ``concurrent`` runs the calls together (sync handlers in worker threads).
+        ``history`` (the request's messages/contents that produced the response) and
+        ``conversation_id`` place calls without an id (Google) in their conversation:
+        turn index and position in the turn become their ledger key, so a retried
+        request does not repeat their side effects. Without ``conversation_id`` the
+        history's digest names the conversation.
         """
+        turn = Turn(
+            tools=self._tools,
+            ledger=self.ledger,
+            inflight=self._inflight,
+            peer_wait=self.peer_wait,
+            position=history_position(conversation_id, history),
+        )
         return await run_turn(
-            self, calls, dialect=dialect, request_info=request_info, concurrent=concurrent
+            turn, calls, dialect=dialect, request_info=request_info, concurrent=concurrent
         )
 
     def run_sync(
@@ -214,6 +228,8 @@ class ToolRegistry:
         dialect: str | None = None,
         request_info: RequestInfo | None = None,
         concurrent: bool = True,
+        conversation_id: str | None = None,
+        history: Sequence[Any] | None = None,
     ) -> TurnResult:
         """:meth:`run` for synchronous code (not from inside a running event loop)."""
         try:
@@ -223,7 +239,14 @@ class ToolRegistry:
         else:
             raise RuntimeError("run_sync() called from a running event loop: await run()")
         return asyncio.run(
-            self.run(calls, dialect=dialect, request_info=request_info, concurrent=concurrent)
+            self.run(
+                calls,
+                dialect=dialect,
+                request_info=request_info,
+                concurrent=concurrent,
+                conversation_id=conversation_id,
+                history=history,
+            )
         )
 
 

@@ -3,27 +3,30 @@
 from __future__ import annotations
 
 import asyncio
+import contextvars
 import dataclasses
 import hashlib
 import inspect
 import json
 import logging
+import threading
 import time
-from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any, Final
+from collections.abc import Callable, Mapping, Sequence
+from concurrent.futures import Future
+from dataclasses import dataclass
+from typing import Any, Final, TypeVar
 
 from .._core.model import PROVIDER_OF, Parsed, Problem, RequestInfo, ToolCall
 from .._core.results import result_messages
 from .._core.validate import validate
-from ._observe import note_replay, observed
-from .ledger import LedgerEntry
+from ._observe import note_in_doubt, note_replay, observed
+from .inflight import InFlight
+from .ledger import Ledger, LedgerEntry, MemoryLedger
 from .outcome import Outcome, TurnResult
 from .policy import ToolError
+from .tool import Tool
 
-if TYPE_CHECKING:
-    from .registry import Tool, ToolRegistry
-
-__all__ = ["run_turn"]
+__all__ = ["Turn", "history_position", "run_turn"]
 
 _log = logging.getLogger("tooltap.runner")
 
@@ -32,10 +35,61 @@ _UNPARSED_KINDS: Final = frozenset(
     {"invalid_json", "truncated_json", "unexpected_shape", "oversized_arguments"}
 )
 _MAX_ERROR_TEXT: Final = 500
+#: Polling of a peer's pending ledger entry: first wait, growth, longest wait (seconds).
+_POLL: Final = (0.002, 1.5, 0.05)
+#: Roles of the model's own turns in a request's history (Google, and the others).
+_MODEL_ROLES: Final = frozenset({"model", "assistant"})
+
+T = TypeVar("T")
+
+
+@dataclass(frozen=True, slots=True)
+class Turn:
+    """What one turn runs with: the tools, the ledger and the in-flight map of its registry."""
+
+    tools: Mapping[str, Tool]
+    ledger: Ledger
+    inflight: InFlight
+    #: Seconds a call that lost its claim waits for the winner's entry before it is in doubt.
+    peer_wait: float
+    #: Where the response's model turn sits in its conversation (id-less calls' key).
+    position: str | None = None
+
+
+def history_position(conversation_id: str | None, history: Sequence[Any] | None) -> str | None:
+    """The model turn's place: ``<conversation>/<turn index>``, or a digest of the history.
+
+    ``history`` is the request's conversation (contents/messages) that produced the
+    response; the turn index is the number of model turns in it. Without a
+    conversation id, the history's digest stands for the conversation, so two
+    conversations identical up to that turn share the position.
+    """
+    if history is None:
+        return None
+    turn = sum(1 for item in history if _role(item) in _MODEL_ROLES)
+    if conversation_id is not None:
+        return f"{conversation_id}/{turn}"
+    canonical = json.dumps([_plain(item) for item in history], sort_keys=True, default=str)
+    return f"h{hashlib.sha256(canonical.encode()).hexdigest()[:24]}/{turn}"
+
+
+def _role(item: Any) -> Any:
+    return item.get("role") if isinstance(item, Mapping) else getattr(item, "role", None)
+
+
+def _plain(item: Any) -> Any:
+    """A JSON-able form of one history item (SDK models through ``model_dump``)."""
+    dump = getattr(item, "model_dump", None)
+    if callable(dump):
+        try:
+            return dump(exclude_none=True, mode="json")
+        except Exception:  # noqa: BLE001 - fall back to its text
+            return str(item)
+    return item
 
 
 async def run_turn(
-    registry: ToolRegistry,
+    turn: Turn,
     calls: Parsed | Sequence[ToolCall],
     *,
     dialect: str | None,
@@ -44,7 +98,9 @@ async def run_turn(
 ) -> TurnResult:
     """Body of :meth:`ToolRegistry.run`."""
     todo, dialect = _gather(calls, dialect)
-    info = request_info or registry.request_info(dialect)
+    info = request_info or RequestInfo(
+        dialect, tools={t.name: t.schema for t in turn.tools.values()}
+    )
     first: dict[str, int] = {}
     outcomes: list[Outcome | None] = [None] * len(todo)
     jobs: list[tuple[int, Tool, ToolCall]] = []
@@ -53,17 +109,17 @@ async def run_turn(
             continue  # answered once, below
         if call.call_id is not None:
             first[call.call_id] = i
-        tool = registry.get(call.name)
+        tool = turn.tools.get(call.name)
         if tool is None:
-            outcomes[i] = _undeclared(registry, call)
+            outcomes[i] = _undeclared(turn, call)
         elif problems := (unparsed or _validation_problems(tool, call, info)):
             outcomes[i] = _invalid(call, problems)
         else:
             jobs.append((i, tool, call))
     if concurrent and len(jobs) > 1:
-        done = await asyncio.gather(*(_execute(registry, t, c, True) for _, t, c in jobs))
+        done = await asyncio.gather(*(_execute(turn, t, c, True) for _, t, c in jobs))
     else:
-        done = [await _execute(registry, t, c, concurrent) for _, t, c in jobs]
+        done = [await _execute(turn, t, c, concurrent) for _, t, c in jobs]
     for (i, _, _), outcome in zip(jobs, done, strict=True):
         outcomes[i] = outcome
     final: list[Outcome] = []
@@ -72,7 +128,8 @@ async def run_turn(
         if own is None:  # a repeated call id: same answer, not sent twice
             twin = outcomes[first[call.call_id or ""]]
             assert twin is not None
-            status = "replayed" if twin.executed else twin.status
+            replayed = twin.executed and twin.status != "in_doubt"
+            status = "replayed" if replayed else twin.status
             own = dataclasses.replace(twin, call=call, status=status, attempts=0, sent=False)
         final.append(own)
     sent = [o for o in final if o.sent]
@@ -125,8 +182,8 @@ def _validation_problems(tool: Tool, call: ToolCall, info: RequestInfo) -> tuple
     return ()
 
 
-def _undeclared(registry: ToolRegistry, call: ToolCall) -> Outcome:
-    names = ", ".join(t.name for t in registry) or "none"
+def _undeclared(turn: Turn, call: ToolCall) -> Outcome:
+    names = ", ".join(turn.tools) or "none"
     text = f"Unknown tool {call.name!r}: it was not called. Available tools: {names}."
     problem = Problem("undeclared_tool", call.index, call.call_id, text, call.name)
     return Outcome(call, "undeclared", text, True, "undeclared_tool", problems=(problem,))
@@ -141,95 +198,182 @@ def _invalid(call: ToolCall, problems: tuple[Problem, ...]) -> Outcome:
     return Outcome(call, "invalid", text, True, problems[0].kind, problems=problems)
 
 
-def _ledger_keys(tool: Tool, call: ToolCall) -> list[str]:
-    """``call:<id>:<fingerprint of name and args>`` and ``key:<tool>:<idempotency key>``.
+def _ledger_keys(tool: Tool, call: ToolCall, position: str | None) -> list[str]:
+    """The keys naming this call's effect, each an equal claim on it.
 
-    The fingerprint keeps a provider that reuses ids across turns (``call_0``...) from
+    ``call:<id>:<fingerprint>`` for a call with an id; for one without (Google),
+    ``turn:<position>:<index in the turn>:<fingerprint>`` when the turn's position is
+    known; ``key:<tool>:<idempotency key>`` when the tool has one. The fingerprint (of
+    name and args) keeps a provider that reuses ids across turns (``call_0``...) from
     having a different call answered with an old result.
     """
+    canonical = json.dumps([call.name, call.args], sort_keys=True, default=str)
+    digest = hashlib.sha256(canonical.encode()).hexdigest()[:16]
     keys = []
     if call.call_id:
-        canonical = json.dumps([call.name, call.args], sort_keys=True, default=str)
-        digest = hashlib.sha256(canonical.encode()).hexdigest()[:16]
         keys.append(f"call:{call.call_id}:{digest}")
+    elif position is not None:
+        keys.append(f"turn:{position}:{call.index}:{digest}")
     if tool.idempotency_key is not None:
         keys.append(f"key:{tool.name}:{tool.idempotency_key(dict(call.args))}")
     return keys
 
 
-async def _execute(registry: ToolRegistry, tool: Tool, call: ToolCall, threaded: bool) -> Outcome:
-    """Run one valid call; a side-effecting one at most once (ledger)."""
+async def _io(ledger: Ledger, method: Callable[..., T], *args: Any) -> T:
+    """A ledger call, off the event loop unless the ledger never blocks (in memory)."""
+    if isinstance(ledger, MemoryLedger):
+        return method(*args)
+    return await asyncio.to_thread(method, *args)
+
+
+async def _execute(turn: Turn, tool: Tool, call: ToolCall, threaded: bool) -> Outcome:
+    """Run one valid call; a side-effecting one at most once (ledger claim)."""
     if not tool.side_effects:
         return await _attempts(tool, call, threaded)  # a read may safely run again
     try:
-        keys = _ledger_keys(tool, call)
-        earlier = await _earlier(registry, keys)
-        if earlier is None:
-            for key in keys:  # before the effect: a crash mid-run leaves "in doubt"
-                registry.ledger.put(key, LedgerEntry("pending", tool.name))
-    except Exception as exc:  # noqa: BLE001 - a broken ledger or idempotency-key function
-        _log.warning("tooltap: ledger unusable for call %s", call.call_id, exc_info=True)
-        text = f"The tool {call.name!r} was not called: its execution record is unavailable."
-        return Outcome(call, "error", text, True, "ledger_error", exception=exc)
-    if earlier is not None:
-        note_replay(call, state=earlier.state)
-        return _replay(call, earlier)
-    future: asyncio.Future[LedgerEntry] = asyncio.get_running_loop().create_future()
-    for key in keys:
-        registry._inflight[key] = future
+        keys = _ledger_keys(tool, call, turn.position)
+    except Exception as exc:  # noqa: BLE001 - a broken idempotency-key function
+        return _ledger_error(call, exc)
+    if not keys:  # nothing names this call (no id, position or key): it cannot be tracked
+        return await _attempts(tool, call, threaded)
+    future, first = turn.inflight.start(keys)
+    if not first:  # the same effect is running in this process: wait for its entry
+        return _answer(call, await _await_peer(future, _wait_limit(turn, tool)))
+    settled = LedgerEntry("pending", tool.name)
     try:
-        outcome = await _attempts(tool, call, threaded)
-        entry = LedgerEntry("done", tool.name, outcome.output, outcome.is_error, outcome.error_type)
-        _record(registry, keys, entry)
-        future.set_result(entry)
+        outcome = await _claimed(turn, tool, call, keys, threaded)
+        if outcome.status in ("ok", "error", "replayed"):
+            settled = LedgerEntry(
+                "done", tool.name, outcome.output, outcome.is_error, outcome.error_type
+            )
         return outcome
     finally:
-        if not future.done():
-            future.cancel()
+        turn.inflight.finish(keys, future, settled)
+
+
+async def _claimed(
+    turn: Turn, tool: Tool, call: ToolCall, keys: list[str], threaded: bool
+) -> Outcome:
+    """Claim every key, then run; a key another run holds is answered from its entry."""
+    won: list[str] = []
+    ledger = turn.ledger
+    try:
         for key in keys:
-            if registry._inflight.get(key) is future:
-                del registry._inflight[key]
+            claim = await _io(ledger, ledger.claim, key, tool.name)
+            if not claim.won:
+                return await _lost(turn, tool, call, key, claim.entry, won)
+            won.append(key)
+    except Exception as exc:  # noqa: BLE001 - a broken ledger: refuse, never run blind
+        await _release(turn, won)
+        return _ledger_error(call, exc)
+
+    def late(entry: LedgerEntry) -> None:  # a timed-out sync handler finished after all
+        for key in keys:
+            _put_quietly(ledger, key, entry)
+
+    outcome = await _attempts(tool, call, threaded, late)
+    if outcome.status != "in_doubt":
+        entry = LedgerEntry("done", tool.name, outcome.output, outcome.is_error, outcome.error_type)
+        for key in keys:
+            await _io(ledger, _put_quietly, ledger, key, entry)
+    return outcome
 
 
-async def _earlier(registry: ToolRegistry, keys: list[str]) -> LedgerEntry | None:
-    """What an earlier or concurrent execution of these keys left, if anything."""
-    loop = asyncio.get_running_loop()
+async def _lost(
+    turn: Turn,
+    tool: Tool,
+    call: ToolCall,
+    key: str,
+    entry: LedgerEntry | None,
+    won: list[str],
+) -> Outcome:
+    """Another run holds ``key``: answer with its result (bounded wait) or in doubt."""
+    try:
+        final = await _poll(turn.ledger, key, entry, _wait_limit(turn, tool))
+    except Exception:  # noqa: BLE001 - the entry cannot be read: never run blind
+        _log.warning("tooltap: ledger unreadable for call %s", call.call_id, exc_info=True)
+        final = None
+    if final is not None and final.state == "done":
+        for other in won:
+            await _io(turn.ledger, _put_quietly, turn.ledger, other, final)
+    else:
+        await _release(turn, won)
+    return _answer(call, final)
+
+
+async def _poll(
+    ledger: Ledger, key: str, entry: LedgerEntry | None, limit: float
+) -> LedgerEntry | None:
+    """``key``'s entry once done, or as it is ``limit`` seconds after it was claimed."""
+    delay, growth, longest = _POLL
+    while entry is not None and entry.state == "pending":
+        left = entry.recorded_at + limit - time.time()
+        if left <= 0:
+            break
+        await asyncio.sleep(min(delay, left))
+        delay = min(delay * growth, longest)
+        entry = await _io(ledger, ledger.get, key)
+    return entry
+
+
+async def _await_peer(future: Future[LedgerEntry], limit: float) -> LedgerEntry | None:
+    """The entry a same-process run of the effect leaves, waiting at most ``limit`` s."""
+    try:
+        return await asyncio.wait_for(asyncio.shield(asyncio.wrap_future(future)), limit)
+    except TimeoutError:
+        return None
+
+
+def _wait_limit(turn: Turn, tool: Tool) -> float:
+    return max(turn.peer_wait, tool.timeout or 0.0)
+
+
+async def _release(turn: Turn, keys: list[str]) -> None:
+    """Forget claims whose call was not run, so it may run later."""
     for key in keys:
-        running = registry._inflight.get(key)
-        if running is not None and running.get_loop() is loop:
-            try:
-                return await asyncio.shield(running)
-            except asyncio.CancelledError:
-                task = asyncio.current_task()
-                if not running.cancelled() or (task is not None and task.cancelling()):
-                    raise
-                return registry.ledger.get(key) or LedgerEntry("pending", "")
-        entry = registry.ledger.get(key)
-        if entry is not None:
-            return entry
-    return None
+        try:
+            await _io(turn.ledger, turn.ledger.forget, key)
+        except Exception:  # noqa: BLE001 - the claim stays: the call is in doubt, not rerun
+            _log.warning("tooltap: could not release the claim %s", key, exc_info=True)
 
 
-def _replay(call: ToolCall, entry: LedgerEntry) -> Outcome:
-    if entry.state == "pending":
+def _put_quietly(ledger: Ledger, key: str, entry: LedgerEntry) -> None:
+    try:
+        ledger.put(key, entry)
+    except Exception:  # noqa: BLE001 - the run itself must still be answered
+        _log.warning("tooltap: could not record %s in the ledger", key, exc_info=True)
+
+
+def _ledger_error(call: ToolCall, exc: Exception) -> Outcome:
+    _log.warning("tooltap: ledger unusable for call %s", call.call_id, exc_info=exc)
+    text = f"The tool {call.name!r} was not called: its execution record is unavailable."
+    return Outcome(call, "error", text, True, "ledger_error", exception=exc)
+
+
+def _answer(call: ToolCall, entry: LedgerEntry | None) -> Outcome:
+    """A call not run here: the stored result, else in doubt (an earlier run's outcome unknown)."""
+    if entry is None or entry.state == "pending":
+        note_in_doubt(call, reason="pending")
         text = (
             f"An earlier run of {call.name!r} for this call started and its outcome is "
             "unknown; it was not repeated, to avoid doing it twice."
         )
         return Outcome(call, "in_doubt", text, True, "in_doubt")
+    note_replay(call, state=entry.state)
     return Outcome(call, "replayed", entry.output, entry.is_error, entry.error_type)
 
 
-def _record(registry: ToolRegistry, keys: list[str], entry: LedgerEntry) -> None:
-    for key in keys:
-        try:
-            registry.ledger.put(key, entry)
-        except Exception:  # noqa: BLE001 - the run itself must still be answered
-            _log.warning("tooltap: could not record %s in the ledger", key, exc_info=True)
+class _TimedOut(Exception):
+    """An attempt outlived the tool's ``timeout`` (distinct from a handler's TimeoutError)."""
 
 
-async def _attempts(tool: Tool, call: ToolCall, threaded: bool) -> Outcome:
-    """Run the handler under the tool's retry policy, inside its execute_tool span."""
+async def _attempts(
+    tool: Tool,
+    call: ToolCall,
+    threaded: bool,
+    late: Callable[[LedgerEntry], None] | None = None,
+) -> Outcome:
+    """Run the handler under the tool's retry policy and timeout, inside its execute_tool span."""
     delays = tool.retry.delays()
     attempts = 0
     spent = 0.0
@@ -238,7 +382,7 @@ async def _attempts(tool: Tool, call: ToolCall, threaded: bool) -> Outcome:
             attempts += 1
             start = time.perf_counter()
             try:
-                output = await _invoke(tool, call.args, threaded)
+                output = await _invoke(tool, call.args, threaded, late)
             except ToolError as exc:
                 spent += time.perf_counter() - start
                 failure: Exception = exc
@@ -247,8 +391,14 @@ async def _attempts(tool: Tool, call: ToolCall, threaded: bool) -> Outcome:
             except Exception as exc:  # noqa: BLE001 - the model gets a message instead
                 spent += time.perf_counter() - start
                 failure = exc
-                text = f"The tool {call.name!r} failed: {type(exc).__name__}: {exc}"
-                text, error_type = text[:_MAX_ERROR_TEXT], type(exc).__name__
+                if isinstance(exc, _TimedOut):
+                    text, error_type = f"The tool {call.name!r} {exc}", "timeout"
+                    if tool.side_effects:
+                        span.in_doubt("timeout")
+                        break
+                else:
+                    text = f"The tool {call.name!r} failed: {type(exc).__name__}: {exc}"
+                    text, error_type = text[:_MAX_ERROR_TEXT], type(exc).__name__
                 delay = next(delays, None)
                 if delay is None:
                     break
@@ -260,13 +410,29 @@ async def _attempts(tool: Tool, call: ToolCall, threaded: bool) -> Outcome:
                 return Outcome(call, "ok", output, attempts=attempts, duration=spent)
         span.record(text, is_error=True, attempts=attempts, error_type=error_type)
     _log.debug("tooltap: tool %s failed", call.name, exc_info=failure)
+    if isinstance(failure, _TimedOut) and tool.side_effects:
+        text += "; whether it took effect is unknown, so it was not repeated."
+        return Outcome(call, "in_doubt", text, True, "in_doubt", attempts, spent, exception=failure)
     return Outcome(
         call, "error", text, True, error_type, attempts=attempts, duration=spent, exception=failure
     )
 
 
-async def _invoke(tool: Tool, args: dict[str, Any], threaded: bool) -> Any:
-    """Call the handler with ``args`` as keywords; sync ones in a thread when ``threaded``."""
+async def _invoke(
+    tool: Tool,
+    args: dict[str, Any],
+    threaded: bool,
+    late: Callable[[LedgerEntry], None] | None,
+) -> Any:
+    """Call the handler with ``args`` as keywords; sync ones in a thread when ``threaded``.
+
+    Under a ``timeout``, an async handler is cancelled when it expires; a sync one runs
+    in its own daemon thread that is no longer waited for (it cannot be killed).
+    """
+    if tool.timeout is not None:
+        if tool.is_async:
+            return await _bounded(tool.handler(**args), tool.timeout)
+        return await _in_own_thread(tool, args, tool.timeout, late)
     if tool.is_async:
         return await tool.handler(**args)
     if threaded:
@@ -276,3 +442,95 @@ async def _invoke(tool: Tool, args: dict[str, Any], threaded: bool) -> Any:
     if inspect.isawaitable(result):
         result = await result
     return result
+
+
+async def _bounded(awaitable: Any, timeout: float) -> Any:
+    """Await ``awaitable``, cancelling it after ``timeout`` seconds (then ``_TimedOut``)."""
+    task = asyncio.ensure_future(awaitable)
+    try:
+        done, _ = await asyncio.wait({task}, timeout=timeout)
+    except asyncio.CancelledError:
+        task.cancel()
+        raise
+    if not done:
+        task.cancel()
+        task.add_done_callback(_consume)
+        raise _TimedOut(f"did not finish within {timeout:g} s")
+    return task.result()
+
+
+def _consume(task: asyncio.Future[Any]) -> None:
+    if not task.cancelled():
+        task.exception()
+
+
+class _Worker:
+    """One sync handler run in its own thread, which the caller may stop waiting for."""
+
+    __slots__ = ("abandoned", "error", "finished", "lock", "result", "wake")
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.finished = False
+        self.abandoned = False
+        self.result: Any = None
+        self.error: BaseException | None = None
+        self.wake = asyncio.Event()
+
+
+async def _in_own_thread(
+    tool: Tool,
+    args: dict[str, Any],
+    timeout: float,
+    late: Callable[[LedgerEntry], None] | None,
+) -> Any:
+    """Run a sync handler in a daemon thread; stop waiting after ``timeout`` seconds.
+
+    A side-effecting run that finishes after that records its outcome through ``late``.
+    """
+    loop = asyncio.get_running_loop()
+    worker = _Worker()
+    context = contextvars.copy_context()
+
+    def work() -> None:
+        try:
+            worker.result = context.run(tool.handler, **args)
+        except BaseException as exc:  # noqa: BLE001 - handed to the waiting side
+            worker.error = exc
+        with worker.lock:
+            worker.finished = True
+            abandoned = worker.abandoned
+        if not abandoned:
+            try:
+                loop.call_soon_threadsafe(worker.wake.set)
+            except RuntimeError:  # the loop has closed meanwhile
+                pass
+        elif late is not None:
+            late(_late_entry(tool, worker))
+
+    threading.Thread(target=work, name=f"tooltap-{tool.name}", daemon=True).start()
+    try:
+        await asyncio.wait_for(worker.wake.wait(), timeout)
+    except asyncio.CancelledError:
+        with worker.lock:
+            worker.abandoned = not worker.finished
+        raise
+    except TimeoutError:
+        with worker.lock:
+            worker.abandoned = not worker.finished
+        if worker.abandoned:
+            raise _TimedOut(f"did not finish within {timeout:g} s") from None
+    if worker.error is not None:
+        raise worker.error
+    result = worker.result
+    if inspect.isawaitable(result):
+        result = await result
+    return result
+
+
+def _late_entry(tool: Tool, worker: _Worker) -> LedgerEntry:
+    if worker.error is None:
+        return LedgerEntry("done", tool.name, worker.result)
+    error = worker.error
+    text = f"The tool {tool.name!r} failed: {type(error).__name__}: {error}"[:_MAX_ERROR_TEXT]
+    return LedgerEntry("done", tool.name, text, True, type(error).__name__)

@@ -76,6 +76,16 @@ class Execution:
         except Exception as exc:  # noqa: BLE001
             _report(exc)
 
+    def record_in_doubt(self, reason: str) -> None:
+        """A side effect's outcome is unknown (``reason``: ``pending`` or ``timeout``); not rerun."""
+        span = self._span()
+        if span is None:
+            return
+        try:
+            span.add_event(sc.EVENT_TOOL_IN_DOUBT, {sc.TOOLTAP_IN_DOUBT_REASON: reason})
+        except Exception as exc:  # noqa: BLE001
+            _report(exc)
+
     def record_result(
         self,
         output: Any,

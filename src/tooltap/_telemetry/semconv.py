@@ -66,6 +66,7 @@ TOOLTAP_DUPLICATES: Final = "tooltap.tool_results.duplicates"
 TOOLTAP_TOOL_ATTEMPTS: Final = "tooltap.tool.attempts"  # handler runs for the call
 TOOLTAP_TOOL_REPLAYED: Final = "tooltap.tool.replayed"  # answered from the ledger, not run
 TOOLTAP_LEDGER_STATE: Final = "tooltap.ledger.state"  # done | pending (outcome unknown)
+TOOLTAP_IN_DOUBT_REASON: Final = "tooltap.in_doubt.reason"  # pending | timeout
 
 # --- values ---
 OPERATION_CHAT: Final = "chat"
@@ -91,6 +92,7 @@ EVENT_INFERENCE_DETAILS: Final = "gen_ai.client.inference.operation.details"
 EVENT_TOOL_RETRY: Final = "tooltap.tool.retry"  # tool span: a handler attempt failed, retried
 EVENT_TOOL_REPLAYED: Final = "tooltap.tool.replayed"  # tool span: the ledger's result was sent
 EVENT_CALL_REPLAYED: Final = "tooltap.tool_call.replayed"  # inference span: a call id came again
+EVENT_TOOL_IN_DOUBT: Final = "tooltap.tool.in_doubt"  # tool span: a side effect's outcome unknown
 
 # --- metrics: name -> (kind, unit, description) ---
 OPERATION_DURATION: Final = "gen_ai.client.operation.duration"
