@@ -1,9 +1,10 @@
 """Wiring: ``TooltapInstrumentor`` (the ``opentelemetry_instrumentor`` entry point) and the
 ``instrument`` / ``uninstrument`` / ``flush`` functions.
 
-``instrument`` builds one ``Telemetry`` (providers from ``_telemetry.export`` when that
-module is present, else the given or global ones), then installs the transport tap
-and the SDK-layer patches lazily (post-import hooks: nothing is imported here).
+``instrument`` builds one ``Telemetry`` on the given providers, else the global ones
+(never setting any); only with ``export=True`` / ``TOOLTAP_EXPORT=1`` on private
+providers of its own (``_telemetry.export``). It then installs the transport tap and
+the SDK-layer patches lazily (post-import hooks: nothing is imported here).
 Setup never raises: ``opentelemetry-instrument`` re-raises any non-ImportError from an
 instrumentor, so a failure is logged and tooltap stays off.
 """
@@ -24,6 +25,7 @@ from opentelemetry.instrumentation.instrumentor import (  # type: ignore[attr-de
 
 from ._patch import httpx_tap
 from ._patch.quietly import quietly, report
+from ._telemetry import export
 from ._telemetry.config import Config
 from ._telemetry.listeners import Listener
 from ._telemetry.telemetry import Telemetry, get_telemetry, set_telemetry
@@ -56,15 +58,23 @@ def _sdk_patches() -> list[ModuleType]:
     return modules
 
 
-def _providers(
-    tracer_provider: Any, meter_provider: Any, options: dict[str, Any]
-) -> tuple[Any, Any]:
-    try:
-        export = importlib.import_module(f"{__package__}._telemetry.export")
-    except ImportError:
+def _providers(tracer_provider: Any, meter_provider: Any, config: Config) -> tuple[Any, Any]:
+    """The given providers; with ``export``, tooltap's private ones for the signals not given."""
+    export.check_endpoints()
+    if not config.export:
+        if config.prometheus_port is not None or os.environ.get(export.PROMETHEUS_PORT_ENV):
+            _log.warning(
+                "tooltap: a Prometheus port is set but export is off; pass export=True or "
+                "set %s=1 (or add a PrometheusMetricReader to your own MeterProvider)",
+                export.EXPORT_ENV,
+            )
         return tracer_provider, meter_provider
-    providers: tuple[Any, Any] = export.ensure_providers(tracer_provider, meter_provider, **options)
-    return providers
+    if tracer_provider is not None and meter_provider is not None:
+        return tracer_provider, meter_provider
+    own_tp, own_mp = export.private_providers(
+        prometheus_port=config.prometheus_port, prometheus_host=config.prometheus_host
+    )
+    return tracer_provider or own_tp, meter_provider or own_mp
 
 
 def _at_exit() -> None:
@@ -81,9 +91,10 @@ def _install(
 ) -> None:
     global _atexit_registered
     logger_provider = options.pop("logger_provider", None)
-    tracer_provider, meter_provider = _providers(tracer_provider, meter_provider, options)
+    config = Config.from_options(options)
+    tracer_provider, meter_provider = _providers(tracer_provider, meter_provider, config)
     tel = Telemetry(
-        config=Config.from_options(options),
+        config=config,
         tracer_provider=tracer_provider,
         meter_provider=meter_provider,
         logger_provider=logger_provider,
@@ -116,8 +127,9 @@ class TooltapInstrumentor(BaseInstrumentor):  # type: ignore[misc]
     """OpenTelemetry instrumentor for LLM tool calls over httpx/httpx2 and the provider SDKs.
 
     ``instrument(tracer_provider=None, meter_provider=None, listeners=(), **options)``;
-    options: ``capture_content``, ``orphan_timeout``, ``tool_name_cap``, ``limits``,
-    ``logger_provider``, plus whatever the exporter setup accepts (``prometheus_port``).
+    options: ``capture_content``, ``orphan_timeout``, ``tool_name_cap``, ``max_open_calls``,
+    ``call_id_memory``, ``limits``, ``logger_provider``, ``export`` (tooltap's own private
+    providers from ``OTEL_*``), ``prometheus_port`` and ``prometheus_host`` (with export).
     """
 
     def instrumentation_dependencies(self) -> Collection[str]:

@@ -52,11 +52,13 @@ def _play(sim: Simulator, scenario: Scenario) -> tuple[str, str]:
 
 
 def _providers(serve: bool, port: int | None) -> tuple[object, object, SpanCollector]:
+    """tooltap's private export providers (as ``instrument(export=True)`` builds them)."""
     from opentelemetry.sdk.trace import TracerProvider
 
     if serve and port is None and not os.environ.get(export.PROMETHEUS_PORT_ENV):
         port = DEFAULT_PROMETHEUS_PORT
-    tracer_provider, meter_provider = export.ensure_providers(prometheus_port=port)
+    export.check_endpoints()
+    tracer_provider, meter_provider = export.private_providers(prometheus_port=port)
     if not isinstance(tracer_provider, TracerProvider):
         tracer_provider = TracerProvider()
     collector = SpanCollector()

@@ -1,4 +1,4 @@
-"""Instrumentation options: content capture mode, orphan timeout, caps, limits."""
+"""Instrumentation options: content capture mode, orphan timeout, caps, limits, export."""
 
 from __future__ import annotations
 
@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from typing import Any, Final
 
 from .._core.model import Limits
+from .export import export_requested
 
 __all__ = ["CAPTURE_MODES", "Config", "capture_mode_from"]
 
@@ -49,6 +50,12 @@ class Config:
     #: Call ids each lifecycle memory keeps (replays, answered and truncated ids).
     call_id_memory: int = 1024
     limits: Limits = field(default_factory=Limits)
+    #: Export on tooltap's own private providers (``TOOLTAP_EXPORT=1``); else use the app's.
+    export: bool = False
+    #: ``/metrics`` port of the private meter provider (0: a free one; None: no endpoint).
+    prometheus_port: int | None = None
+    #: Address ``/metrics`` binds (default 127.0.0.1; ``0.0.0.0`` for a container's scraper).
+    prometheus_host: str | None = None
 
     @property
     def content_on_span(self) -> bool:
@@ -80,6 +87,9 @@ class Config:
             max_open_calls=int(_number(options, "max_open_calls", default.max_open_calls)),
             call_id_memory=int(_number(options, "call_id_memory", default.call_id_memory)),
             limits=_limits(options.get("limits")),
+            export=export_requested(options.get("export"), env),
+            prometheus_port=options.get("prometheus_port"),
+            prometheus_host=options.get("prometheus_host"),
         )
 
 
