@@ -80,7 +80,7 @@ def _providers(tracer_provider: Any, meter_provider: Any, config: Config) -> tup
 def _at_exit() -> None:
     tel = get_telemetry()
     if tel is not None:
-        quietly(tel.lifecycle.end_all)
+        quietly(tel.end_open)
 
 
 def _install(
@@ -114,7 +114,7 @@ def _install(
 def _uninstall() -> None:
     tel = get_telemetry()
     if tel is not None:
-        quietly(tel.lifecycle.end_all)
+        quietly(tel.end_open)
     httpx_tap.uninstall()
     for module in _sdk_patches():
         uninstall = getattr(module, "uninstall", None)
@@ -171,7 +171,7 @@ def uninstrument() -> None:
 
 
 def flush(timeout_millis: int = 5000) -> None:
-    """End every open tool span as ``orphaned`` and force-flush the providers."""
+    """End every open span (unanswered tool calls as ``orphaned``) and force-flush."""
     tel = get_telemetry()
     if tel is not None:
         quietly(tel.flush, timeout_millis)

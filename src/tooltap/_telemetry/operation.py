@@ -109,6 +109,7 @@ class Operation:
         self._delivered: set[int] = set()
         self._delivered_ids: set[str] = set()
         self._output: list[dict[str, Any]] | None = None
+        tel.open_operations.add(self)
 
     def _name(self) -> str:
         operation = self.attributes[sc.GEN_AI_OPERATION_NAME]
@@ -400,6 +401,12 @@ class Operation:
         """Whether ``end`` already ran."""
         return self._ended
 
+    def abandon(self) -> None:
+        """Flush or exit came before the body ended (the app dropped it unclosed): end now."""
+        if not self._ended:
+            self.record_closed_early()
+            self.end()
+
     def release(self, exc: BaseException | None = None, error: ErrorClass | None = None) -> None:
         """The tapped body ended: end the op, unless the SDK call that owns it is still running."""
         if self.owner == "transport" or (self._held and current_operation.get() is not self):
@@ -413,6 +420,7 @@ class Operation:
             if self._ended:
                 return
             self._ended = True
+        self.tel.open_operations.discard(self)
         try:
             if error is None and exc is not None:
                 error = classify_error(None, {}, None, exc)
