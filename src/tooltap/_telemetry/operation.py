@@ -210,7 +210,9 @@ class Operation:
         if not self._ttfc_recorded:
             self._ttfc_recorded = True
             self.tel.instruments.time_to_first_chunk.record(
-                time.monotonic() - self._started, self.attributes
+                time.monotonic() - self._started,
+                self.attributes,
+                context=trace.set_span_in_context(self.span),
             )
 
     # --- calls and responses ---------------------------------------------------------------
@@ -311,7 +313,9 @@ class Operation:
                 attributes[key] = value
                 if token_type is not None:
                     self.tel.instruments.token_usage.record(
-                        value, {**self.attributes, sc.GEN_AI_TOKEN_TYPE: token_type}
+                        value,
+                        {**self.attributes, sc.GEN_AI_TOKEN_TYPE: token_type},
+                        context=trace.set_span_in_context(self.span),
                     )
         if attributes and self.span.is_recording():
             self.span.set_attributes(attributes)
@@ -434,7 +438,9 @@ class Operation:
                 if self.span.is_recording():
                     self.span.set_status(Status(StatusCode.ERROR, error.error_type))
             duration = time.monotonic() - self._started
-            self.tel.instruments.operation_duration.record(duration, attributes)
+            self.tel.instruments.operation_duration.record(
+                duration, attributes, context=trace.set_span_in_context(self.span)
+            )
         finally:  # a recording failure (a tooltap bug) must not leave the span open
             if not self._adopted:
                 self.span.end()
