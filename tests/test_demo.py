@@ -22,12 +22,17 @@ def test_demo_runs_every_scenario_and_reports_each_call_id() -> None:
     out, progress = proc.stdout, proc.stderr
     assert "UNEXPECTED" not in progress
     assert re.search(r"\[18/18\]", progress)
-    rows = re.findall(
-        r"^(openai|anthropic|gcp\.\w+)\s+lookup_demo_value\s+(\S+(?: id\))?)\s+(\w+(?: \(\w+\))?)"
-        r"\s+(never a call|\d+\.\d ms)",
+    found = re.findall(
+        r"^(\S.*?)\s{2,}(openai|anthropic|gcp\.\w+)\s+lookup_demo_value\s+(\S+(?: id\))?)"
+        r"\s+(\w+(?: \(\w+\))?)\s+(never a call|\d+\.\d ms(?: until flush)?)",
         out,
         re.MULTILINE,
     )
+    # each call sits in its conversation's trace: the scenario comes from the root span
+    scenarios = {scenario for scenario, *_ in found}
+    assert "?" not in scenarios and len(scenarios) >= 10
+    assert all(t.endswith("until flush") for _, _, _, o, t in found if o == "orphaned")
+    rows = [row[1:] for row in found]
     outcomes = [outcome for _, _, outcome, _ in rows]
     assert outcomes.count("ok") >= 20
     # The abandoned pair, and the complete first call of the cut stream: a correct
@@ -61,3 +66,45 @@ def test_version_flag_prints_the_package_version() -> None:
     )
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.strip() == f"tooltap {tooltap.__version__}"
+
+
+BLOCK_SDK = """
+import sys
+from importlib.abc import MetaPathFinder
+
+
+class NoSdk(MetaPathFinder):
+    def find_spec(self, name, path=None, target=None):
+        if name == "opentelemetry.sdk" or name.startswith("opentelemetry.sdk."):
+            raise ModuleNotFoundError(f"No module named {name!r}", name=name)
+        return None
+
+
+sys.meta_path.insert(0, NoSdk())
+from tooltap._cli import main
+main(["demo"])
+"""
+
+
+def test_demo_without_the_sdk_says_what_to_install() -> None:
+    proc = subprocess.run(
+        [sys.executable, "-c", BLOCK_SDK], check=False, capture_output=True, text=True, timeout=60
+    )
+    assert proc.returncode == 1
+    assert "Traceback" not in proc.stderr
+    assert 'pip install ".[sdk,otlp,prometheus]"' in proc.stderr
+
+
+def test_simulator_port_in_use_says_to_choose_another() -> None:
+    import socket
+
+    with socket.socket() as busy:
+        busy.bind(("127.0.0.1", 0))
+        busy.listen(1)
+        port = busy.getsockname()[1]
+        proc = subprocess.run(
+            [sys.executable, "-m", "tooltap.simulator", "--port", str(port)],
+            check=False, capture_output=True, text=True, timeout=30,
+        )  # fmt: skip
+    assert proc.returncode == 1
+    assert "Traceback" not in proc.stderr and "--port" in proc.stderr

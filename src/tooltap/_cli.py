@@ -4,6 +4,10 @@ from __future__ import annotations
 
 import argparse
 import sys
+from typing import Final
+
+_DEMO_NEEDS: Final = ("opentelemetry", "openai", "anthropic", "google", "httpx", "aiohttp")
+_DEMO_INSTALL: Final = 'pip install ".[sdk,otlp,prometheus]" (in a checkout of tooltap)'
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -28,9 +32,14 @@ def main(argv: list[str] | None = None) -> int:
         help="Prometheus port (default: $TOOLTAP_PROMETHEUS_PORT, or 9464 with --serve)",
     )
     args = parser.parse_args(argv)
-    from ._demo import run_demo
+    try:
+        from ._demo import run_demo
 
-    return run_demo(serve=args.serve, port=args.port)
+        return run_demo(serve=args.serve, port=args.port)
+    except ModuleNotFoundError as exc:
+        if exc.name is None or not exc.name.startswith(_DEMO_NEEDS):
+            raise
+        parser.exit(1, f"tooltap demo needs {exc.name}: {_DEMO_INSTALL}\n")
 
 
 if __name__ == "__main__":

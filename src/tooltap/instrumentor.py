@@ -1,11 +1,12 @@
 """Wiring: ``TooltapInstrumentor`` (the ``opentelemetry_instrumentor`` entry point) and the
 ``instrument`` / ``uninstrument`` / ``flush`` functions.
 
-``instrument`` checks its options (``tooltap.Config``), builds one ``Telemetry`` (providers
-from ``_telemetry.export`` when that module is present, else the given or global ones),
-then installs the transport tap and the SDK-layer patches lazily (post-import hooks:
-nothing is imported here). Setup never raises: ``opentelemetry-instrument`` re-raises
-any non-ImportError from an instrumentor, so a failure is logged and tooltap stays off.
+``instrument`` checks its options (``tooltap.Config``) and builds one ``Telemetry`` on the
+given providers, else the global ones (never setting any); only with ``export=True`` /
+``TOOLTAP_EXPORT=1`` on private providers of its own (``_telemetry.export``). It then
+installs the transport tap and the SDK-layer patches lazily (post-import hooks: nothing
+is imported here). Setup never raises: ``opentelemetry-instrument`` re-raises any
+non-ImportError from an instrumentor, so a failure is logged and tooltap stays off.
 The one exception is strict mode (``TOOLTAP_STRICT_CONFIG=1`` or ``strict=True``), where
 an unknown or invalid option raises ``ConfigError`` and nothing is installed.
 """
@@ -26,6 +27,7 @@ from opentelemetry.instrumentation.instrumentor import (  # type: ignore[attr-de
 
 from ._patch import httpx_tap
 from ._quietly import quietly, report
+from ._telemetry import export
 from ._telemetry.config import (
     OPTION_NAMES,
     Config,
@@ -52,8 +54,6 @@ _OTHER_OPTIONS: Final = frozenset(
         "listeners",
         "config",
         "strict",
-        "prometheus_port",
-        "prometheus_host",
     }
 )
 #: SDK-layer patch modules (each with ``install(tel)`` / ``uninstall()``), imported if present.
@@ -78,21 +78,29 @@ def _sdk_patches() -> list[ModuleType]:
     return modules
 
 
-def _providers(
-    tracer_provider: Any, meter_provider: Any, options: dict[str, Any]
-) -> tuple[Any, Any]:
-    try:
-        export = importlib.import_module(f"{__package__}._telemetry.export")
-    except ImportError:
+def _providers(tracer_provider: Any, meter_provider: Any, config: Config) -> tuple[Any, Any]:
+    """The given providers; with ``export``, tooltap's private ones for the signals not given."""
+    export.check_endpoints()
+    if not config.export:
+        if config.prometheus_port is not None or os.environ.get(export.PROMETHEUS_PORT_ENV):
+            _log.warning(
+                "tooltap: a Prometheus port is set but export is off; pass export=True or "
+                "set %s=1 (or add a PrometheusMetricReader to your own MeterProvider)",
+                export.EXPORT_ENV,
+            )
         return tracer_provider, meter_provider
-    providers: tuple[Any, Any] = export.ensure_providers(tracer_provider, meter_provider, **options)
-    return providers
+    if tracer_provider is not None and meter_provider is not None:
+        return tracer_provider, meter_provider
+    own_tp, own_mp = export.private_providers(
+        prometheus_port=config.prometheus_port, prometheus_host=config.prometheus_host
+    )
+    return tracer_provider or own_tp, meter_provider or own_mp
 
 
 def _at_exit() -> None:
     tel = get_telemetry()
     if tel is not None:
-        quietly(tel.lifecycle.end_all)
+        quietly(tel.end_open)
 
 
 def _config(options: dict[str, Any]) -> Config:
@@ -116,7 +124,7 @@ def _install(
 ) -> None:
     global _atexit_registered
     logger_provider = options.pop("logger_provider", None)
-    tracer_provider, meter_provider = _providers(tracer_provider, meter_provider, options)
+    tracer_provider, meter_provider = _providers(tracer_provider, meter_provider, config)
     tel = Telemetry(
         config=config,
         tracer_provider=tracer_provider,
@@ -138,7 +146,7 @@ def _install(
 def _uninstall() -> None:
     tel = get_telemetry()
     if tel is not None:
-        quietly(tel.lifecycle.end_all)
+        quietly(tel.end_open)
     httpx_tap.uninstall()
     for module in _sdk_patches():
         uninstall = getattr(module, "uninstall", None)
@@ -152,8 +160,8 @@ class TooltapInstrumentor(BaseInstrumentor):  # type: ignore[misc]
 
     ``instrument(tracer_provider=None, meter_provider=None, listeners=(), **options)``;
     options: ``config`` (a ``tooltap.Config``) and each ``Config`` field as a keyword
-    (overriding ``config``), ``strict``, ``logger_provider``, ``prometheus_port`` and
-    ``prometheus_host``.
+    (overriding ``config``: ``export``, ``prometheus_port``, ``prometheus_host``...),
+    ``strict`` and ``logger_provider``.
     """
 
     def instrumentation_dependencies(self) -> Collection[str]:
@@ -190,8 +198,8 @@ def instrument(
 
     ``config`` holds the options; each ``Config`` field may also be given as a keyword
     (it overrides ``config``). ``logger_provider`` takes the content events;
-    ``prometheus_port`` / ``prometheus_host`` open a ``/metrics`` endpoint when tooltap
-    builds the meter provider. Unknown or invalid options warn, or raise ``ConfigError``
+    ``export=True`` records on tooltap's own private providers built from ``OTEL_*``
+    (``prometheus_port`` / ``prometheus_host`` then open a ``/metrics`` endpoint). Unknown or invalid options warn, or raise ``ConfigError``
     when ``strict`` (None: ``$TOOLTAP_STRICT_CONFIG``).
     """
     TooltapInstrumentor().instrument(
@@ -210,7 +218,7 @@ def uninstrument() -> None:
 
 
 def flush(timeout_millis: int = 5000) -> None:
-    """End every open tool span as ``orphaned`` and force-flush the providers."""
+    """End every open span (unanswered tool calls as ``orphaned``) and force-flush."""
     tel = get_telemetry()
     if tel is not None:
         quietly(tel.flush, timeout_millis)

@@ -1,4 +1,4 @@
-"""``tooltap._telemetry.export``: which providers tooltap uses, builds, and how it exits.
+"""``tooltap._telemetry.export``: the providers tooltap uses, the private ones it builds, exit.
 
 Global providers can be set once per process, so each case runs in a fresh interpreter.
 """
@@ -47,12 +47,12 @@ SETUP = textwrap.dedent("""
     import json, time
     from opentelemetry import metrics, trace
     from tooltap._telemetry import export
-    tp, mp = export.ensure_providers()
+    tp, mp = export.private_providers()
 """)
 RECORD = textwrap.dedent("""
     started = time.monotonic()
-    tracer = trace.get_tracer("t")
-    counter = metrics.get_meter("t").create_counter("tooltap.tool_calls")
+    tracer = tp.get_tracer("t")
+    counter = mp.get_meter("t").create_counter("tooltap.tool_calls")
     for _ in range(200):
         with tracer.start_as_current_span("s"):
             counter.add(1)
@@ -60,46 +60,162 @@ RECORD = textwrap.dedent("""
 """)
 
 
-def test_explicit_providers_are_used_as_given(monkeypatch: pytest.MonkeyPatch) -> None:
-    from opentelemetry.sdk.metrics import MeterProvider
-    from opentelemetry.sdk.trace import TracerProvider
-
-    port = free_port()
-    monkeypatch.setenv(export.PROMETHEUS_PORT_ENV, str(port))
-    tp, mp = TracerProvider(), MeterProvider()
-    assert export.ensure_providers(tp, mp) == (tp, mp)
-    assert export.prometheus_address() is None
-    with socket.socket() as sock:  # nothing was started on the port
-        sock.bind(("127.0.0.1", port))
-
-
-def test_nothing_configured_adds_nothing() -> None:
-    out, _, _ = run_python(SETUP + "print(json.dumps([type(tp).__name__, type(mp).__name__]))")
-    assert out == ["ProxyTracerProvider", "_ProxyMeterProvider"]
-
-
-def test_sdk_disabled_adds_nothing() -> None:
-    env = {"OTEL_EXPORTER_OTLP_ENDPOINT": "http://127.0.0.1:9", "OTEL_SDK_DISABLED": "true"}
-    out, _, _ = run_python(SETUP + "print(json.dumps(type(tp).__name__))", env)
-    assert out == "ProxyTracerProvider"
-
-
-def test_the_apps_global_providers_are_kept() -> None:
-    code = """
+def _instrumented(code: str, env: dict[str, str] | None = None) -> tuple[Any, str]:
+    """Run ``code`` after ``tooltap.instrument``; ``tel`` is its Telemetry."""
+    head = textwrap.dedent("""
         import json
         from opentelemetry import metrics, trace
         from opentelemetry.sdk.metrics import MeterProvider
         from opentelemetry.sdk.trace import TracerProvider
+        import tooltap
         from tooltap._telemetry import export
+        from tooltap._telemetry.telemetry import get_telemetry
+    """)
+    out, _, err = run_python(head + textwrap.dedent(code), env)
+    return out, err
+
+
+def test_explicit_providers_are_used_as_given(monkeypatch: pytest.MonkeyPatch) -> None:
+    out, _ = _instrumented(
+        """
         mine = TracerProvider(), MeterProvider()
-        trace.set_tracer_provider(mine[0]); metrics.set_meter_provider(mine[1])
-        got = export.ensure_providers()
-        print(json.dumps([got[0] is mine[0], got[1] is mine[1], export.prometheus_address()]))
-    """
-    env = {"OTEL_EXPORTER_OTLP_ENDPOINT": "http://127.0.0.1:9", "TOOLTAP_PROMETHEUS_PORT": "0"}
-    out, _, err = run_python(code, env)
+        tooltap.instrument(tracer_provider=mine[0], meter_provider=mine[1], export=True)
+        tel = get_telemetry()
+        print(json.dumps([tel.tracer_provider is mine[0], tel.meter_provider is mine[1],
+                          export.prometheus_address()]))
+        """,
+        {"TOOLTAP_PROMETHEUS_PORT": "0", "OTEL_EXPORTER_OTLP_ENDPOINT": "http://127.0.0.1:9"},
+    )
     assert out == [True, True, None]
-    assert "configured its own MeterProvider" in err
+
+
+def test_by_default_nothing_is_built_and_no_global_is_set() -> None:
+    out, err = _instrumented(
+        """
+        tooltap.instrument()
+        tel = get_telemetry()
+        print(json.dumps([tel.tracer_provider, tel.meter_provider,
+                          type(trace.get_tracer_provider()).__name__, export.prometheus_address()]))
+        """,
+        {"OTEL_EXPORTER_OTLP_ENDPOINT": "http://127.0.0.1:9", "TOOLTAP_PROMETHEUS_PORT": "0"},
+    )
+    assert out == [None, None, "ProxyTracerProvider", None]
+    assert "export is off" in err  # the port alone does not turn export on
+
+
+def test_the_apps_providers_set_after_instrument_are_accepted_and_used() -> None:
+    out, err = _instrumented(
+        """
+        from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+        from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+        tooltap.instrument()
+        exporter = InMemorySpanExporter()
+        mine = TracerProvider()
+        mine.add_span_processor(SimpleSpanProcessor(exporter))
+        trace.set_tracer_provider(mine)
+        get_telemetry().tracer.start_span("probe").end()
+        print(json.dumps([trace.get_tracer_provider() is mine,
+                          [s.instrumentation_scope.name for s in exporter.get_finished_spans()]]))
+        """
+    )
+    assert out == [True, ["tooltap"]]
+    assert "Overriding of current TracerProvider is not allowed" not in err
+
+
+@pytest.mark.parametrize("how", ["option", "env"])
+def test_export_builds_private_providers_and_sets_no_global(how: str) -> None:
+    call = "tooltap.instrument(export=True)" if how == "option" else "tooltap.instrument()"
+    env = {"OTEL_EXPORTER_OTLP_ENDPOINT": "http://127.0.0.1:9", "TOOLTAP_PROMETHEUS_PORT": "0"}
+    if how == "env":
+        env["TOOLTAP_EXPORT"] = "1"
+    out, _ = _instrumented(
+        f"""
+        {call}
+        tel = get_telemetry()
+        mine = TracerProvider()
+        trace.set_tracer_provider(mine)
+        print(json.dumps([type(tel.tracer_provider).__module__, type(tel.meter_provider).__module__,
+                          trace.get_tracer_provider() is mine,
+                          tel.tracer_provider is not mine, export.prometheus_address() is not None]))
+        """,
+        env,
+    )
+    assert out[0].startswith("opentelemetry.sdk.trace")
+    assert out[1].startswith("opentelemetry.sdk.metrics")
+    assert out[2:] == [True, True, True]
+
+
+def test_under_the_distro_tooltap_uses_the_global_providers() -> None:
+    code = textwrap.dedent("""
+        import json
+        from opentelemetry import trace
+        from tooltap._telemetry.telemetry import get_telemetry
+        tel = get_telemetry()
+        print(json.dumps([tel is not None, tel.tracer_provider,
+                          type(trace.get_tracer_provider()).__module__]))
+    """)
+    clean = {k: v for k, v in os.environ.items() if not k.startswith(OTEL_ENV)}
+    env = {
+        **clean,
+        "OTEL_TRACES_EXPORTER": "console",
+        "OTEL_METRICS_EXPORTER": "none",
+        "OTEL_LOGS_EXPORTER": "none",
+    }
+    result = subprocess.run(
+        [os.path.join(os.path.dirname(PYTHON), "opentelemetry-instrument"), PYTHON, "-c", code],
+        env=env, capture_output=True, text=True, timeout=60, check=False,
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    line = next(x for x in result.stdout.splitlines() if x.startswith("["))
+    assert json.loads(line) == [True, None, "opentelemetry.sdk.trace"]
+
+
+def test_nothing_configured_builds_nothing() -> None:
+    out, _, _ = run_python(SETUP + "print(json.dumps([tp, mp]))")
+    assert out == [None, None]
+
+
+def test_sdk_disabled_adds_nothing() -> None:
+    env = {"OTEL_EXPORTER_OTLP_ENDPOINT": "http://127.0.0.1:9", "OTEL_SDK_DISABLED": "true"}
+    out, _, _ = run_python(SETUP + "print(json.dumps(tp))", env)
+    assert out is None
+
+
+@pytest.mark.parametrize(
+    ("endpoint", "protocol", "warned"),
+    [
+        ("http://127.0.0.1:4318", "grpc", True),
+        ("http://127.0.0.1:4317", "http/protobuf", True),
+        ("http://127.0.0.1:4317", None, True),  # tooltap's default is http/protobuf
+        ("http://127.0.0.1:4318", "http/protobuf", False),
+        ("http://127.0.0.1:4317", "grpc", False),
+        ("http://collector:9999", "grpc", False),
+    ],
+)
+def test_endpoint_port_and_protocol_that_disagree_warn(
+    endpoint: str, protocol: str | None, warned: bool
+) -> None:
+    env = {"OTEL_EXPORTER_OTLP_ENDPOINT": endpoint}
+    if protocol is not None:
+        env["OTEL_EXPORTER_OTLP_PROTOCOL"] = protocol
+    found = export.check_endpoints(env)
+    assert bool(found) is warned
+    if warned:
+        assert "OTEL_EXPORTER_OTLP_PROTOCOL=" in found[0]
+
+
+def test_a_mismatch_is_warned_once_per_process() -> None:
+    _, err = _instrumented(
+        """
+        tooltap.instrument(); tooltap.uninstrument(); tooltap.instrument()
+        print(json.dumps(1))
+        """,
+        {
+            "OTEL_EXPORTER_OTLP_ENDPOINT": "http://127.0.0.1:4318",
+            "OTEL_EXPORTER_OTLP_PROTOCOL": "grpc",
+        },
+    )
+    assert err.count("is the http/protobuf port but the protocol is grpc") == 2  # traces, metrics
 
 
 @pytest.mark.parametrize("protocol", ["http/protobuf", "grpc"])
@@ -198,7 +314,7 @@ def test_a_taken_prometheus_port_warns_and_goes_on() -> None:
         port = busy.getsockname()[1]
         code = SETUP + "print(json.dumps([type(mp).__name__, export.prometheus_address()]))"
         out, _, err = run_python(code, {"TOOLTAP_PROMETHEUS_PORT": str(port)})
-    assert out == ["_ProxyMeterProvider", None]
+    assert out == ["NoneType", None]
     assert "Prometheus endpoint on 127.0.0.1" in err and "not started" in err
 
 
@@ -209,7 +325,7 @@ def test_invalid_prometheus_port_is_ignored(
     monkeypatch.delenv("OTEL_EXPORTER_OTLP_ENDPOINT", raising=False)
     before = export.prometheus_address()
     with caplog.at_level("WARNING", logger="tooltap"):
-        export.ensure_providers()
+        export.private_providers()
     assert export.prometheus_address() == before
     assert "invalid Prometheus port 'http'" in caplog.text
 
@@ -242,7 +358,7 @@ def test_bind_address_comes_from_the_option_then_the_env() -> None:
     code = textwrap.dedent("""
         import json
         from tooltap._telemetry import export
-        export.ensure_providers(prometheus_port=0)
+        export.private_providers(prometheus_port=0)
         print(json.dumps(export.prometheus_address()[0]))
     """)
     out, _, _ = run_python(code, {"TOOLTAP_PROMETHEUS_HOST": "127.0.0.2"})

@@ -2,7 +2,7 @@
 
     python tests/ops/traffic.py --mix faults|healthy [--prometheus-port N] [--hold] [--pace S]
 
-Instruments with ``tooltap.instrument()`` (exporters from env, plus the Prometheus
+Instruments with ``tooltap.instrument(export=True)`` (exporters from env, plus the Prometheus
 endpoint when a port is given), starts the simulator on 127.0.0.1, runs the mix through
 the agents in ``examples/agents`` (each SDK, streamed and not), then ``tooltap.flush()``
 (open calls end as orphaned). Prints one JSON line ``{"done": ...}``; with ``--hold`` it
@@ -169,7 +169,7 @@ def main() -> None:
     parser.add_argument("--hold", action="store_true")
     parser.add_argument("--pace", type=float, default=PACE)
     options = parser.parse_args()
-    tooltap.instrument(prometheus_port=options.prometheus_port)
+    tooltap.instrument(export=True, prometheus_port=options.prometheus_port)
     with Simulator() as sim:
         summary = run(options.mix, sim, options.pace)
     tooltap.flush()

@@ -1,6 +1,6 @@
 """A tiny app for the exporter tests, run in its own process: ``python rel_export_app.py N [T]``.
 
-tooltap is instrumented with no providers, so it builds the exporters the ``OTEL_*`` /
+tooltap is instrumented with ``export=True``, so it builds the exporters the ``OTEL_*`` /
 ``TOOLTAP_PROMETHEUS_*`` environment asks for. The app makes N streamed tool-calling
 requests to an in-process simulator on a bare HTTP client, timing each, then prints one
 JSON line. With T, it calls ``tooltap._telemetry.export.shutdown(timeout=T)`` itself and
@@ -29,7 +29,7 @@ BODY = {
 
 
 def main(calls: int, shutdown_timeout: float | None) -> None:
-    tooltap.instrument()
+    tooltap.instrument(export=True)
     durations: list[float] = []
     with Simulator() as sim, httpx2.Client(timeout=30) as client:
         for _ in range(calls):

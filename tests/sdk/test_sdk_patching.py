@@ -57,7 +57,7 @@ def test_importing_and_instrumenting_imports_no_sdk() -> None:
         [sys.executable, "-c", script], check=False, capture_output=True, text=True, timeout=120
     )
     assert done.returncode == 0, done.stderr
-    assert done.stdout.split() == ["7"]  # 6 SDK methods + aiohttp's ClientSession._request
+    assert done.stdout.split() == ["9"]  # 6 SDK calls, 2 google parsers, aiohttp _request
 
 
 def test_uninstrument_restores_and_reinstrument_wraps_once(otel: Any) -> None:

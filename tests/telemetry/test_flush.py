@@ -1,4 +1,7 @@
-"""``tooltap.flush()`` and ``uninstrument()`` end every open tool span exactly once.
+"""``tooltap.flush()`` and ``uninstrument()`` end every open span exactly once.
+
+Inference spans whose body the app dropped unclosed end at flush and at exit, as
+closed early.
 
 Each open span (a wire call, a broken call, a call only the harness saw) ends as
 ``orphaned`` once: one export, one ``tooltap.tool_results{result=orphaned}`` point, no
@@ -9,14 +12,18 @@ results racing from other threads.
 from __future__ import annotations
 
 import logging
+import os
+import subprocess
+import sys
 import threading
 
 import pytest
 
 import tooltap
-from tests.telemetry.support import Recorder, attrs, turn
+from tests.telemetry.support import LIBS, Recorder, attrs, first_body, turn, url
 from tooltap import Problem, ToolCall
 from tooltap._telemetry.execution import tool_execution
+from tooltap.simulator import Simulator
 
 
 def call(call_id: str, index: int = 0) -> ToolCall:
@@ -89,3 +96,67 @@ def test_flush_leaves_nothing_open_for_the_next_instrumentation(recorder: Record
     recorder.instrument()
     tooltap.flush()
     assert [attrs(s)["tooltap.result"] for s in recorder.tools()] == ["orphaned"]
+
+
+@pytest.mark.parametrize("lib", ["httpx", "httpx2"])
+def test_flush_ends_an_abandoned_stream_inference_span(
+    rec: Recorder, sim: Simulator, lib: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    client = LIBS[lib].Client(timeout=10)
+    target = url(sim, "openai.chat", True)
+    request = client.build_request("POST", target, json=first_body("openai.chat", True))
+    response = client.send(request, stream=True)
+    chunks = response.iter_raw()
+    assert next(chunks)  # the app reads one chunk, then breaks out without close()
+    assert rec.inference() == []
+    with caplog.at_level(logging.WARNING):
+        tooltap.flush()
+        tooltap.flush()
+    (span,) = rec.inference()
+    assert attrs(span)["tooltap.stream.closed_early"] is True
+    assert rec.total("gen_ai.client.operation.duration") == 1
+    assert ended_span_warnings(caplog) == []
+    response.close()  # the app finishing later changes nothing
+    client.close()
+    assert len(rec.inference()) == 1
+
+
+ABANDONING_APP = """
+import httpx2
+from opentelemetry.sdk.trace import TracerProvider
+from opentelemetry.sdk.trace.export import SimpleSpanProcessor, SpanExporter, SpanExportResult
+import tooltap
+from tooltap.simulator import Simulator
+
+
+class Print(SpanExporter):
+    def export(self, spans):
+        for span in spans:
+            print("exported", span.name, dict(span.attributes).get("tooltap.stream.closed_early"),
+                  flush=True)
+        return SpanExportResult.SUCCESS
+
+
+provider = TracerProvider()
+provider.add_span_processor(SimpleSpanProcessor(Print()))
+tooltap.instrument(tracer_provider=provider)
+sim = Simulator().__enter__()
+client = httpx2.Client(timeout=10)
+body = {"model": "gpt-4o", "stream": True, "messages": [{"role": "user", "content": "hi"}]}
+request = client.build_request("POST", sim.openai_base_url + "/chat/completions", json=body)
+kept = client.send(request, stream=True)
+chunks = kept.iter_raw()
+next(chunks)  # then abandoned, never closed: the process exits with it still referenced
+print("exiting", flush=True)
+"""
+
+
+def test_exit_ends_an_abandoned_stream_inference_span() -> None:
+    result = subprocess.run(
+        [sys.executable, "-c", ABANDONING_APP], capture_output=True, text=True, timeout=60,
+        env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}, check=False,
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    lines = result.stdout.splitlines()
+    assert lines[0] == "exiting"
+    assert "exported chat gpt-4o True" in lines[1:]

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import threading
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, TextIO
 
@@ -53,6 +53,7 @@ class ProblemCollector:
 
 @dataclass(frozen=True)
 class Row:
+    scenario: str
     provider: str
     tool: str
     call_id: str
@@ -61,10 +62,17 @@ class Row:
 
 
 def call_rows(
-    spans: Sequence[ReadableSpan], problems: Sequence[tooltap.ToolCallProblem]
+    spans: Sequence[ReadableSpan],
+    problems: Sequence[tooltap.ToolCallProblem],
+    scenario_of: Mapping[int, str] | None = None,
 ) -> list[Row]:
     """One row per tool call id: each ``execute_tool`` span (its result, and the call's
-    defect if it had one), then each broken call that got no span (never fully received)."""
+    defect if it had one), then each broken call that got no span (never fully received).
+
+    ``scenario_of``: trace id -> the conversation (root span) it belongs to. A call never
+    answered has no turnaround: its span ran until ``flush``, labelled so.
+    """
+    scenes = scenario_of or {}
     rows = []
     with_span: set[str] = set()
     for span in sorted(spans, key=lambda s: s.start_time or 0):
@@ -76,21 +84,25 @@ def call_rows(
         with_span.add(str(call_id))
         outcome = str(attrs.get(sc.TOOLTAP_RESULT, "?"))
         defect = attrs.get(sc.TOOLTAP_OUTCOME, sc.RESULT_OK)
+        elapsed = f"{seconds * 1000:.1f} ms"
         rows.append(
             Row(
+                scenes.get(span.context.trace_id, "?"),
                 str(attrs.get(sc.GEN_AI_PROVIDER_NAME, "?")),
                 str(attrs.get(sc.GEN_AI_TOOL_NAME, "?")),
                 str(call_id or "(no id)"),
                 outcome if defect == sc.RESULT_OK else f"{outcome} ({defect})",
-                f"{seconds * 1000:.1f} ms",
+                f"{elapsed} until flush" if outcome == sc.RESULT_ORPHANED else elapsed,
             )
         )
     for event in problems:
         p = event.problem
         if p.call_index is None or (p.call_id is not None and p.call_id in with_span):
             continue
+        context = event.span_context
         rows.append(
             Row(
+                scenes.get(context.trace_id, "?") if context is not None else "?",
                 _PROVIDER_OF_DIALECT.get(event.dialect, event.dialect),
                 p.name or "?",
                 p.call_id or "(no id)",

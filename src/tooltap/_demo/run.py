@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 import sys
 import time
-from typing import TextIO
+from typing import Any, TextIO
 
 import tooltap
 from tooltap.simulator import Fault, Simulator
@@ -52,12 +52,14 @@ def _play(sim: Simulator, scenario: Scenario) -> tuple[str, str]:
     return "answer", text
 
 
-def _providers(serve: bool, port: int | None) -> tuple[object, object, SpanCollector]:
+def _providers(serve: bool, port: int | None) -> tuple[Any, object, SpanCollector]:
+    """tooltap's private export providers (as ``instrument(export=True)`` builds them)."""
     from opentelemetry.sdk.trace import TracerProvider
 
     if serve and port is None and not os.environ.get(export.PROMETHEUS_PORT_ENV):
         port = DEFAULT_PROMETHEUS_PORT
-    tracer_provider, meter_provider = export.ensure_providers(prometheus_port=port)
+    export.check_endpoints()
+    tracer_provider, meter_provider = export.private_providers(prometheus_port=port)
     if not isinstance(tracer_provider, TracerProvider):
         tracer_provider = TracerProvider()
     collector = SpanCollector()
@@ -79,6 +81,8 @@ def run_demo(
         tracer_provider=tracer_provider, meter_provider=meter_provider, listeners=[listener]
     )
     outcomes: list[tuple[str, str, str, str]] = []
+    scenario_of: dict[int, str] = {}  # trace id -> scenario: one root span per conversation
+    tracer = tracer_provider.get_tracer("tooltap.demo")
     started = time.monotonic()
     try:
         with Simulator() as sim:
@@ -90,12 +94,14 @@ def run_demo(
                     flush=True,
                     file=progress,
                 )
-                ended, text = _play(sim, scenario)
+                with tracer.start_as_current_span(f"conversation {scenario.label}") as root:
+                    scenario_of[root.get_span_context().trace_id] = scenario.label
+                    ended, text = _play(sim, scenario)
                 mark = "ok" if ended == scenario.expect else "UNEXPECTED"
                 print(f" {ended} ({time.monotonic() - t0:.1f} s) {mark}", file=progress)
                 outcomes.append((scenario.label, scenario.expect, ended, text))
         tooltap.flush()  # calls never answered end now, as orphaned
-        _report(out, outcomes, collector, listener, time.monotonic() - started)
+        _report(out, outcomes, collector, listener, scenario_of, time.monotonic() - started)
         if serve:
             _serve_forever(out)
     finally:
@@ -109,6 +115,7 @@ def _report(
     outcomes: list[tuple[str, str, str, str]],
     collector: SpanCollector,
     listener: ProblemCollector,
+    scenario_of: dict[int, str],
     elapsed: float,
 ) -> None:
     spans = collector.ended()
@@ -119,11 +126,11 @@ def _report(
         [(label, expect, ended, text[:70]) for label, expect, ended, text in outcomes],
     )
     print("\nTool calls, per call id", file=out)
-    rows = call_rows(spans, listener.problems)
+    rows = call_rows(spans, listener.problems, scenario_of)
     print_table(
         out,
-        ("provider", "tool", "call id", "outcome", "turnaround"),
-        [(r.provider, r.tool, r.call_id, r.outcome, r.turnaround) for r in rows],
+        ("scenario", "provider", "tool", "call id", "outcome", "turnaround"),
+        [(r.scenario, r.provider, r.tool, r.call_id, r.outcome, r.turnaround) for r in rows],
     )
     problems = stream_problems(listener.problems)
     if problems:

@@ -21,7 +21,7 @@ from __future__ import annotations
 import logging
 import sys
 from collections.abc import Awaitable, Callable, Mapping, Sequence
-from contextvars import Token
+from contextvars import ContextVar, Token
 from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any, Final
@@ -44,6 +44,8 @@ __all__ = [
     "PatchSet",
     "arg",
     "describe_body",
+    "parse_scope",
+    "parse_scope_wrappers",
     "request_params",
     "server_of",
     "wrappers",
@@ -103,9 +105,71 @@ def _enter(
     return op, current_operation.set(op)
 
 
+#: Set by :func:`parse_scope_wrappers` around an SDK method that parses what the logical
+#: call returned: operations settled inside wait for that method (its errors are theirs).
+parse_scope: ContextVar[list[Operation] | None] = ContextVar("tooltap_parse_scope", default=None)
+
+
 def _settle(op: Operation) -> None:
-    if not op.held:
+    if op.held:
+        return
+    scope = parse_scope.get()
+    if scope is not None:
+        scope.append(op)
+    else:
         op.end()
+
+
+def _close_scope(ops: list[Operation], exc: BaseException | None) -> None:
+    for op in ops:
+        op.end(exc)
+
+
+def parse_scope_wrappers() -> tuple[Wrapper, AsyncWrapper]:
+    """Wrappers for the method above the logical call that parses its response.
+
+    The call's operation ends when that method returns, or with its exception: an SDK
+    that fails to parse a 2xx response fails the inference (``error.type``, ERROR).
+    """
+
+    def sync_wrapper(
+        wrapped: Callable[..., Any], instance: Any, args: tuple[Any, ...], kwargs: dict[str, Any]
+    ) -> Any:
+        if parse_scope.get() is not None or get_telemetry() is None:
+            return wrapped(*args, **kwargs)
+        ops: list[Operation] = []
+        token = parse_scope.set(ops)
+        try:
+            result = wrapped(*args, **kwargs)
+        except BaseException as exc:
+            quietly(_close_scope, ops, exc)
+            raise
+        finally:
+            parse_scope.reset(token)
+        quietly(_close_scope, ops, None)
+        return result
+
+    async def async_wrapper(
+        wrapped: Callable[..., Awaitable[Any]],
+        instance: Any,
+        args: tuple[Any, ...],
+        kwargs: dict[str, Any],
+    ) -> Any:
+        if parse_scope.get() is not None or get_telemetry() is None:
+            return await wrapped(*args, **kwargs)
+        ops: list[Operation] = []
+        token = parse_scope.set(ops)
+        try:
+            result = await wrapped(*args, **kwargs)
+        except BaseException as exc:
+            quietly(_close_scope, ops, exc)
+            raise
+        finally:
+            parse_scope.reset(token)
+        quietly(_close_scope, ops, None)
+        return result
+
+    return sync_wrapper, async_wrapper
 
 
 def wrappers(describe: Describe) -> tuple[Wrapper, AsyncWrapper]:

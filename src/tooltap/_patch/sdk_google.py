@@ -10,6 +10,10 @@ Python tools in between), and with automatic continuation one per hop; each of
 those is its own inference with its own span. Only ``:generateContent`` and
 ``:streamGenerateContent`` POSTs are observed. Streamed bodies are read after the
 call returns (``segments()``), so the tap holds the operation until they end.
+
+``Models._generate_content`` (and the async twin) parses the whole response after
+``_request`` returned: the operation stays open until it returns, and ends with its
+exception when the SDK fails to parse a 2xx body.
 """
 
 from __future__ import annotations
@@ -21,7 +25,16 @@ from urllib.parse import urlsplit
 from .._core.detect import detect_dialect
 from .._telemetry import semconv as sc
 from .._telemetry.telemetry import Telemetry
-from .sdk_common import Call, Patch, PatchSet, arg, request_params, server_of, wrappers
+from .sdk_common import (
+    Call,
+    Patch,
+    PatchSet,
+    arg,
+    parse_scope_wrappers,
+    request_params,
+    server_of,
+    wrappers,
+)
 
 __all__ = ["PATCHES", "install", "uninstall"]
 
@@ -55,11 +68,14 @@ def _describe(instance: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> C
 
 
 _sync, _async = wrappers(_describe)
+_parse_sync, _parse_async = parse_scope_wrappers()
 
 PATCHES = PatchSet(
     (
         Patch("google.genai._api_client", "BaseApiClient._request", _sync),
         Patch("google.genai._api_client", "BaseApiClient._async_request", _async),
+        Patch("google.genai.models", "Models._generate_content", _parse_sync),
+        Patch("google.genai.models", "AsyncModels._generate_content", _parse_async),
     )
 )
 

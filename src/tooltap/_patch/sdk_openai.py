@@ -9,24 +9,96 @@ the helper), ``responses.create/parse/stream``, ``with_raw_response`` and
 ``with_streaming_response``. Wrapping the resource methods instead would miss the
 stream managers' deferred requests and raw-response wrappers built earlier.
 Only POSTs to ``/chat/completions`` and ``/responses`` are observed.
+
+Another instrumentation's inference span may already be current for the call:
+``opentelemetry-instrumentation-openai-v2`` wraps ``Completions.create`` in a CLIENT
+``chat {model}`` span (its ``opentelemetry.util.genai`` handler, or its legacy tracer).
+A trace must hold one inference span per call, so tooltap adopts that span
+(``Operation(span=...)``: attributes, events, links and tool spans go on it, and its
+owner ends it) instead of nesting a second ``chat {model}`` under it. Both still
+record ``gen_ai.client.*`` histograms, each under its own instrumentation scope
+(``otel_scope_name`` in Prometheus); tooltap's dashboards and alerts select
+``otel_scope_name="tooltap"``.
 """
 
 from __future__ import annotations
 
+import logging
+from dataclasses import dataclass, fields
 from typing import Any
 
+from opentelemetry import trace
+from opentelemetry.trace import Span, SpanKind
+
+from .._telemetry import semconv as sc
+from .._telemetry.operation import Operation
 from .._telemetry.telemetry import Telemetry
 from .sdk_common import Call, Patch, PatchSet, arg, describe_body, wrappers
 
-__all__ = ["PATCHES", "install", "uninstall"]
+__all__ = ["PATCHES", "foreign_inference_span", "install", "uninstall"]
+
+_log = logging.getLogger("tooltap")
+_announced: set[str] = set()
+
+
+def foreign_inference_span() -> Span | None:
+    """The current span when another instrumentation's GenAI inference span (CLIENT, ``chat``)."""
+    span = trace.get_current_span()
+    if not span.is_recording() or getattr(span, "kind", None) is not SpanKind.CLIENT:
+        return None
+    scope = getattr(span, "instrumentation_scope", None)
+    name = getattr(scope, "name", None)
+    if not name or name == sc.INSTRUMENTATION_NAME:
+        return None
+    attributes = getattr(span, "attributes", None) or {}
+    if attributes.get(sc.GEN_AI_OPERATION_NAME) != sc.OPERATION_CHAT:
+        return None
+    if name not in _announced:
+        _announced.add(name)
+        _log.info(
+            "tooltap: adopting the inference spans of %s (one span per call); its "
+            "gen_ai.client.* metrics are recorded under its own scope too. To keep only "
+            "tooltap's, set OTEL_PYTHON_DISABLED_INSTRUMENTATIONS=openai_v2",
+            name,
+        )
+    return span
+
+
+@dataclass(slots=True)
+class _OpenAICall(Call):
+    """A Chat Completions / Responses call; adopts a current foreign inference span."""
+
+    @classmethod
+    def of(cls, call: Call) -> _OpenAICall:
+        """``call`` as an openai call."""
+        return cls(**{f.name: getattr(call, f.name) for f in fields(call)})
+
+    def open(self, tel: Telemetry) -> Operation:
+        """Adopt the current foreign inference span when there is one; else start tooltap's."""
+        span = foreign_inference_span()
+        if span is None:
+            return Call.open(self, tel)  # not super(): slots dataclasses break it
+        return Operation(
+            tel,
+            dialect=self.dialect,
+            request_model=self.request_model,
+            server_address=self.server_address,
+            server_port=self.server_port,
+            stream=self.stream,
+            owner="sdk",
+            span=span,
+            provider_name=self.provider,
+            params=self.params,
+        )
 
 
 def _describe(instance: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Call | None:
     # request(self, cast_to, options, *, stream=False, stream_cls=None)
     options = arg(args, kwargs, 1, "options")
-    return describe_body(
+    call = describe_body(
         str(options.method), str(options.url), options.json_data, instance.base_url
     )
+    return None if call is None else _OpenAICall.of(call)
 
 
 _sync, _async = wrappers(_describe)

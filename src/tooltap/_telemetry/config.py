@@ -21,6 +21,7 @@ from dataclasses import dataclass, field, fields, replace
 from typing import Any, Final, Literal, get_args
 
 from .._core.model import Limits
+from .export import export_requested
 
 __all__ = [
     "CAPTURE_ENV",
@@ -151,6 +152,13 @@ class Config:
     call_id_memory: int = 1024
     #: Memory caps applied to hostile or runaway responses.
     limits: Limits = field(default_factory=Limits)
+    #: Export on tooltap's own private providers, built from ``OTEL_*``; else record through
+    #: the app's (given or global) providers. None reads ``$TOOLTAP_EXPORT``.
+    export: bool | None = None
+    #: ``/metrics`` port of the private meter provider (0: a free one; None: no endpoint).
+    prometheus_port: int | None = None
+    #: Address ``/metrics`` binds (default 127.0.0.1; ``0.0.0.0`` for a container's scraper).
+    prometheus_host: str | None = None
 
     def __post_init__(self) -> None:
         if self.capture_content is not None:
@@ -191,11 +199,13 @@ class Config:
         return self.capture_content not in (None, "NO_CONTENT")
 
     def resolved(self, environ: Mapping[str, str] | None = None) -> Config:
-        """This config with ``capture_content`` read from the environment if it is None."""
-        if self.capture_content is not None:
+        """This config with ``capture_content`` and ``export`` read from the environment if None."""
+        if self.capture_content is not None and self.export is not None:
             return self
         env = os.environ if environ is None else environ
-        return replace(self, capture_content=capture_mode_from(env.get(CAPTURE_ENV)))
+        capture = self.capture_content or capture_mode_from(env.get(CAPTURE_ENV))
+        export = export_requested(self.export, env)
+        return replace(self, capture_content=capture, export=export)
 
     @classmethod
     def from_options(

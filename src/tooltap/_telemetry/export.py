@@ -1,14 +1,16 @@
-"""Telemetry providers: the app's own, or SDK ones built from the standard ``OTEL_*`` env.
+"""tooltap's own export, only when asked: private SDK providers built from ``OTEL_*``.
 
-``ensure_providers`` never replaces what the application configured (explicit providers,
-or global SDK providers set by its code or by ``opentelemetry-instrument``). Only when
-nothing is configured does it build SDK providers: OTLP traces/metrics when an endpoint is
-set (``OTEL_EXPORTER_OTLP_[TRACES_|METRICS_]ENDPOINT``, ``..._PROTOCOL`` ``http/protobuf``
-or ``grpc``; the exporters and ``Resource.create()`` read headers, timeouts, service name
-and resource attributes themselves), plus an opt-in Prometheus ``/metrics`` endpoint fed by
-the same instruments. Export runs in background threads (batch span processor, periodic
-metric reader), so a down or slow backend never blocks the app; exit flushes with a bound.
-The SDK and exporters are optional extras (``tooltap[otlp]``, ``tooltap[prometheus]``).
+By default tooltap builds nothing: it records through the providers it is given, else
+through the global ones (``opentelemetry-instrument`` and the app's own set-up set
+those; the global proxies forward to providers set after ``instrument()``). With
+``instrument(export=True)`` or ``TOOLTAP_EXPORT=1`` it builds PRIVATE providers, used
+by tooltap alone and never set globally: OTLP traces/metrics when an endpoint is set
+(``OTEL_EXPORTER_OTLP_[TRACES_|METRICS_]ENDPOINT``, ``..._PROTOCOL`` ``http/protobuf``
+or ``grpc``; the exporters and ``Resource.create()`` read headers, timeouts, service
+name and resource attributes themselves), plus an opt-in Prometheus ``/metrics``
+endpoint. Export runs in background threads (batch span processor, periodic metric
+reader), so a down or slow backend never blocks the app; exit flushes with a bound.
+The SDK and exporters are optional extras (``otlp``, ``prometheus``).
 """
 
 from __future__ import annotations
@@ -21,21 +23,24 @@ import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Final
-
-from opentelemetry import metrics, trace
+from urllib.parse import urlsplit
 
 __all__ = [
+    "EXPORT_ENV",
     "PROMETHEUS_HOST_ENV",
     "PROMETHEUS_PORT_ENV",
     "SHUTDOWN_TIMEOUT",
     "bounded",
-    "ensure_providers",
+    "check_endpoints",
+    "export_requested",
+    "private_providers",
     "prometheus_address",
     "shutdown",
 ]
 
 _log = logging.getLogger("tooltap")
 
+EXPORT_ENV: Final = "TOOLTAP_EXPORT"
 PROMETHEUS_PORT_ENV: Final = "TOOLTAP_PROMETHEUS_PORT"
 PROMETHEUS_HOST_ENV: Final = "TOOLTAP_PROMETHEUS_HOST"
 SHUTDOWN_TIMEOUT: Final = 5.0
@@ -50,6 +55,11 @@ _EXPORTER_MODULES: Final = {
     (_GRPC, "metrics"): "opentelemetry.exporter.otlp.proto.grpc.metric_exporter",
 }
 _EXPORTER_CLASSES: Final = {"traces": "OTLPSpanExporter", "metrics": "OTLPMetricExporter"}
+#: The OTLP port each protocol listens on by convention (a mismatch is warned about).
+_CONVENTIONAL_PORTS: Final = {4317: _GRPC, 4318: _HTTP}
+_EXTRA_HINT: Final = (
+    'pip install "tooltap[otlp,prometheus]" (from a checkout: pip install ".[otlp,prometheus]")'
+)
 
 
 @dataclass(slots=True)
@@ -60,47 +70,82 @@ class _Owned:
     servers: list[Any] = field(default_factory=list)
     prometheus: tuple[str, int] | None = None
     atexit_registered: bool = False
+    warned: set[str] = field(default_factory=set)
 
 
 _lock = threading.Lock()
 _owned = _Owned()
 
 
-def ensure_providers(
-    tracer_provider: trace.TracerProvider | None = None,
-    meter_provider: metrics.MeterProvider | None = None,
+def export_requested(option: object, environ: Mapping[str, str] | None = None) -> bool:
+    """``instrument(export=...)`` when given, else ``TOOLTAP_EXPORT`` (``1``/``true``/``yes``)."""
+    if option is not None:
+        return bool(option)
+    env = os.environ if environ is None else environ
+    return env.get(EXPORT_ENV, "").strip().lower() in ("1", "true", "yes", "on")
+
+
+def private_providers(
     *,
     prometheus_port: int | None = None,
     prometheus_host: str | None = None,
-    **_ignored: object,
-) -> tuple[trace.TracerProvider, metrics.MeterProvider]:
-    """The providers to instrument with; builds and sets global SDK ones only if none exist.
+    environ: Mapping[str, str] | None = None,
+) -> tuple[Any | None, Any | None]:
+    """SDK providers for tooltap alone, from ``OTEL_*``; never set globally, never raises.
 
+    ``(tracer_provider, meter_provider)``, None for a signal with nothing to export to.
     ``prometheus_port`` (else env ``TOOLTAP_PROMETHEUS_PORT``; 0 picks a free port) opens
     ``/metrics`` on ``prometheus_host`` (else env ``TOOLTAP_PROMETHEUS_HOST``, else
-    127.0.0.1). Never raises.
+    127.0.0.1; ``0.0.0.0`` to be scraped from another host or container).
     """
-    env = os.environ
+    env = os.environ if environ is None else environ
     try:
         with _lock:
-            tp = tracer_provider or _app_tracer_provider()
-            mp = meter_provider or _app_meter_provider()
+            if _sdk_disabled(env):
+                _log.info("tooltap: OTEL_SDK_DISABLED is set; no exporters configured")
+                return None, None
             port = _prometheus_port(prometheus_port, env)
             host = prometheus_host or env.get(PROMETHEUS_HOST_ENV) or "127.0.0.1"
-            if mp is not None and port is not None:
-                _log.warning(
-                    "tooltap: the application configured its own MeterProvider; no Prometheus "
-                    "endpoint was added (add a PrometheusMetricReader to it instead)"
-                )
-            if (tp is None or mp is None) and _sdk_disabled(env):
-                _log.info("tooltap: OTEL_SDK_DISABLED is set; no exporters configured")
-            else:
-                tp = tp or _build_tracer_provider(env)
-                mp = mp or _build_meter_provider(env, port, host)
+            return _build_tracer_provider(env), _build_meter_provider(env, port, host)
     except Exception:  # noqa: BLE001 - never break the host app
         _log.warning("tooltap: could not set up exporters", exc_info=True)
-        tp, mp = tracer_provider, meter_provider
-    return tp or trace.get_tracer_provider(), mp or metrics.get_meter_provider()
+        return None, None
+
+
+def check_endpoints(environ: Mapping[str, str] | None = None) -> list[str]:
+    """Warn (once per message) when an OTLP endpoint's port and protocol disagree.
+
+    An exporter sends what its protocol says, whatever the port: gRPC to the HTTP port
+    4318, or HTTP to the gRPC port 4317, fails with nothing but an exporter log line.
+    Returns the warnings (for tests).
+    """
+    env = os.environ if environ is None else environ
+    found: list[str] = []
+    for signal in ("traces", "metrics"):
+        upper = signal.upper()
+        endpoint = env.get(f"OTEL_EXPORTER_OTLP_{upper}_ENDPOINT") or env.get(
+            "OTEL_EXPORTER_OTLP_ENDPOINT"
+        )
+        if not endpoint:
+            continue
+        protocol = _protocol(env, signal)
+        try:
+            port = urlsplit(endpoint if "//" in endpoint else f"//{endpoint}").port
+        except ValueError:
+            continue
+        expected = _CONVENTIONAL_PORTS.get(port or -1)
+        if expected is None or expected == protocol:
+            continue
+        message = (
+            f"tooltap: OTLP {signal} endpoint {endpoint} is the {expected} port but the "
+            f"protocol is {protocol}; set OTEL_EXPORTER_OTLP_PROTOCOL={expected} (or use "
+            f"port {4317 if protocol == _GRPC else 4318})"
+        )
+        found.append(message)
+        if message not in _owned.warned:
+            _owned.warned.add(message)
+            _log.warning("%s", message)
+    return found
 
 
 def prometheus_address() -> tuple[str, int] | None:
@@ -144,18 +189,6 @@ def _stop_server(server: Any) -> Callable[[], None]:
         server.server_close()
 
     return stop
-
-
-def _app_tracer_provider() -> trace.TracerProvider | None:
-    current = trace.get_tracer_provider()
-    return None if isinstance(current, trace.ProxyTracerProvider) else current
-
-
-def _app_meter_provider() -> metrics.MeterProvider | None:
-    from opentelemetry.metrics._internal import _ProxyMeterProvider
-
-    current = metrics.get_meter_provider()
-    return None if isinstance(current, _ProxyMeterProvider) else current
 
 
 def _sdk_disabled(env: Mapping[str, str]) -> bool:
@@ -208,8 +241,7 @@ def _otlp_exporter(env: Mapping[str, str], signal: str) -> Any | None:
     try:
         module = __import__(module_name, fromlist=[_EXPORTER_CLASSES[signal]])
     except ImportError:
-        extra = "tooltap[otlp]" if protocol == _HTTP else "opentelemetry-exporter-otlp-proto-grpc"
-        _log.warning("tooltap: OTLP %s export needs %s; not exporting", signal, extra)
+        _log.warning("tooltap: OTLP %s export needs: %s; not exporting", signal, _EXTRA_HINT)
         return None
     return getattr(module, _EXPORTER_CLASSES[signal])()
 
@@ -226,29 +258,26 @@ def _register_exit() -> None:
         _owned.atexit_registered = True
 
 
-def _build_tracer_provider(env: Mapping[str, str]) -> trace.TracerProvider | None:
+def _build_tracer_provider(env: Mapping[str, str]) -> Any | None:
     if not _otlp_wanted(env, "traces"):
         return None
     try:
         from opentelemetry.sdk.trace import TracerProvider
         from opentelemetry.sdk.trace.export import BatchSpanProcessor
     except ImportError:
-        _log.warning("tooltap: OTLP export needs the OpenTelemetry SDK: pip install tooltap[otlp]")
+        _log.warning("tooltap: OTLP export needs the OpenTelemetry SDK: %s", _EXTRA_HINT)
         return None
     exporter = _otlp_exporter(env, "traces")
     if exporter is None:
         return None
     provider = TracerProvider(resource=_resource(), shutdown_on_exit=False)
     provider.add_span_processor(BatchSpanProcessor(exporter))
-    trace.set_tracer_provider(provider)
     _owned.providers.append(provider)
     _register_exit()
     return provider
 
 
-def _build_meter_provider(
-    env: Mapping[str, str], port: int | None, host: str
-) -> metrics.MeterProvider | None:
+def _build_meter_provider(env: Mapping[str, str], port: int | None, host: str) -> Any | None:
     want_otlp = _otlp_wanted(env, "metrics")
     if not want_otlp and port is None:
         return None
@@ -256,9 +285,7 @@ def _build_meter_provider(
         from opentelemetry.sdk.metrics import MeterProvider
         from opentelemetry.sdk.metrics.export import MetricReader, PeriodicExportingMetricReader
     except ImportError:
-        _log.warning(
-            "tooltap: metric export needs the OpenTelemetry SDK: pip install tooltap[otlp]"
-        )
+        _log.warning("tooltap: metric export needs the OpenTelemetry SDK: %s", _EXTRA_HINT)
         return None
     readers: list[MetricReader] = []
     exporter = _otlp_exporter(env, "metrics") if want_otlp else None
@@ -271,7 +298,6 @@ def _build_meter_provider(
     if not readers:
         return None
     provider = MeterProvider(metric_readers=readers, resource=_resource(), shutdown_on_exit=False)
-    metrics.set_meter_provider(provider)
     _owned.providers.append(provider)
     _register_exit()
     return provider
@@ -283,7 +309,7 @@ def _prometheus_reader(port: int, host: str) -> Any | None:
         from opentelemetry.exporter.prometheus import PrometheusMetricReader
         from prometheus_client import CollectorRegistry, start_http_server
     except ImportError:
-        _log.warning("tooltap: the Prometheus endpoint needs: pip install tooltap[prometheus]")
+        _log.warning("tooltap: the Prometheus endpoint needs: %s", _EXTRA_HINT)
         return None
     registry = CollectorRegistry(auto_describe=True)
     try:
@@ -295,20 +321,15 @@ def _prometheus_reader(port: int, host: str) -> Any | None:
     _owned.prometheus = (host, int(server.server_address[1]))
     _log.info("tooltap: Prometheus metrics at http://%s:%d/metrics", *_owned.prometheus)
 
-    class LatestOnlyReader(PrometheusMetricReader):
-        """Keeps only the newest collection, which (cumulative) supersedes older ones.
+    class PullReader(PrometheusMetricReader):
+        """Collects on scrape only: a pull reader has nothing to push on ``force_flush``.
 
-        The stock reader queues every collection until the next scrape, and a scrape
-        that finds several (after a ``force_flush``) repeats every metric family, which
-        Prometheus rejects as a second TYPE line.
+        The stock reader collects on ``force_flush`` too and queues that collection for
+        the next scrape, which then repeats every metric family (a second TYPE line,
+        which Prometheus rejects).
         """
 
-        def _receive_metrics(
-            self, metrics_data: Any, timeout_millis: float = 10_000, **kw: Any
-        ) -> None:
-            pending = getattr(getattr(self, "_collector", None), "_metrics_datas", None)
-            if pending is not None:
-                pending.clear()
-            super()._receive_metrics(metrics_data, timeout_millis, **kw)
+        def force_flush(self, timeout_millis: float = 10_000) -> bool:
+            return True
 
-    return LatestOnlyReader(registry=registry)
+    return PullReader(registry=registry)

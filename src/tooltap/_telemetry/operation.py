@@ -109,6 +109,7 @@ class Operation:
         self._delivered: set[int] = set()
         self._delivered_ids: set[str] = set()
         self._output: list[dict[str, Any]] | None = None
+        tel.open_operations.add(self)
 
     def _name(self) -> str:
         operation = self.attributes[sc.GEN_AI_OPERATION_NAME]
@@ -209,7 +210,9 @@ class Operation:
         if not self._ttfc_recorded:
             self._ttfc_recorded = True
             self.tel.instruments.time_to_first_chunk.record(
-                time.monotonic() - self._started, self.attributes
+                time.monotonic() - self._started,
+                self.attributes,
+                context=trace.set_span_in_context(self.span),
             )
 
     # --- calls and responses ---------------------------------------------------------------
@@ -310,7 +313,9 @@ class Operation:
                 attributes[key] = value
                 if token_type is not None:
                     self.tel.instruments.token_usage.record(
-                        value, {**self.attributes, sc.GEN_AI_TOKEN_TYPE: token_type}
+                        value,
+                        {**self.attributes, sc.GEN_AI_TOKEN_TYPE: token_type},
+                        context=trace.set_span_in_context(self.span),
                     )
         if attributes and self.span.is_recording():
             self.span.set_attributes(attributes)
@@ -400,6 +405,12 @@ class Operation:
         """Whether ``end`` already ran."""
         return self._ended
 
+    def abandon(self) -> None:
+        """Flush or exit came before the body ended (the app dropped it unclosed): end now."""
+        if not self._ended:
+            self.record_closed_early()
+            self.end()
+
     def release(self, exc: BaseException | None = None, error: ErrorClass | None = None) -> None:
         """The tapped body ended: end the op, unless the SDK call that owns it is still running."""
         if self.owner == "transport" or (self._held and current_operation.get() is not self):
@@ -413,6 +424,7 @@ class Operation:
             if self._ended:
                 return
             self._ended = True
+        self.tel.open_operations.discard(self)
         try:
             if error is None and exc is not None:
                 error = classify_error(None, {}, None, exc)
@@ -426,7 +438,9 @@ class Operation:
                 if self.span.is_recording():
                     self.span.set_status(Status(StatusCode.ERROR, error.error_type))
             duration = time.monotonic() - self._started
-            self.tel.instruments.operation_duration.record(duration, attributes)
+            self.tel.instruments.operation_duration.record(
+                duration, attributes, context=trace.set_span_in_context(self.span)
+            )
         finally:  # a recording failure (a tooltap bug) must not leave the span open
             if not self._adopted:
                 self.span.end()

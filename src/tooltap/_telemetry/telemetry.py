@@ -8,21 +8,25 @@ from __future__ import annotations
 
 import importlib.metadata
 import time
+import weakref
 from collections.abc import Iterable
 from functools import partial
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from opentelemetry import trace
 from opentelemetry._logs import Logger, get_logger
 from opentelemetry.metrics import get_meter, get_meter_provider
 
-from .._quietly import set_error_sink
+from .._quietly import quietly, set_error_sink
 from . import semconv as sc
 from .config import Config
 from .export import bounded
 from .instruments import Instruments, ToolNames
 from .lifecycle import Lifecycle
 from .listeners import Listener, Listeners
+
+if TYPE_CHECKING:
+    from .operation import Operation
 
 __all__ = ["Telemetry", "get_telemetry", "set_telemetry"]
 
@@ -79,18 +83,27 @@ class Telemetry:
         self.tool_names = ToolNames(config.tool_name_cap)
         self.listeners = Listeners(listeners, self.internal_error)
         self.lifecycle = Lifecycle(self)
+        #: Operations not ended yet, held weakly: the tap or SDK call that owns one keeps it.
+        self.open_operations: weakref.WeakSet[Operation] = weakref.WeakSet()
 
     def internal_error(self, component: str) -> None:
         """Count one contained failure of ``component``."""
         self.instruments.internal_errors.add(1, {sc.TOOLTAP_COMPONENT: component})
 
+    def end_open(self) -> None:
+        """End every open span: inference spans whose body was never finished (as closed
+        early), then tool spans never answered (as orphaned)."""
+        for op in list(self.open_operations):
+            quietly(op.abandon)
+        self.lifecycle.end_all()
+
     def flush(self, timeout_millis: int = 5000) -> None:
-        """End every open tool span as orphaned, then force-flush providers that can.
+        """End every open span (``end_open``), then force-flush providers that can.
 
         Waits ``timeout_millis`` at most in total: the SDK's ``force_flush`` exports in
         the caller's thread and may retry a down backend well past its own timeout.
         """
-        self.lifecycle.end_all()
+        self.end_open()
         tracer_provider = self.tracer_provider or trace.get_tracer_provider()
         meter_provider = self.meter_provider or get_meter_provider()
         deadline = time.monotonic() + timeout_millis / 1000

@@ -20,7 +20,12 @@ def main(argv: list[str] | None = None) -> None:
     # background job without job control): Python keeps an inherited SIG_IGN otherwise.
     signal.signal(signal.SIGINT, signal.default_int_handler)
     sim = Simulator(fragment=options.fragment, seed=options.seed, port=options.port)
-    with sim:
+    try:
+        sim.start()
+    except OSError as exc:
+        parser.exit(1, f"cannot listen on 127.0.0.1:{options.port}: {exc.strerror or exc}; "
+                       "choose another with --port N (0: any free port)\n")  # fmt: skip
+    try:
         print(f"tooltap simulator listening on {sim.url}", flush=True)
         print(f"  OpenAI base_url:    {sim.openai_base_url}", flush=True)
         print(f"  Anthropic base_url: {sim.anthropic_base_url}", flush=True)
@@ -33,6 +38,8 @@ def main(argv: list[str] | None = None) -> None:
                 pass
         except KeyboardInterrupt:
             print("stopping", flush=True)
+    finally:
+        sim.stop()
 
 
 if __name__ == "__main__":
