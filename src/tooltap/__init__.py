@@ -25,6 +25,7 @@ from ._runner.ledger import Ledger, LedgerEntry, MemoryLedger, SQLiteLedger
 from ._runner.outcome import Outcome, TurnResult
 from ._runner.policy import RetryPolicy, ToolError
 from ._runner.registry import Tool, ToolRegistry
+from ._telemetry.conversation import conversation
 from ._telemetry.listeners import ToolCallProblem, ToolCallReceived, ToolResultSent
 from .instrumentor import TooltapInstrumentor, flush, instrument, uninstrument
 
@@ -57,6 +58,7 @@ __all__ = [
     "Usage",
     "classify_error",
     "classify_problem",
+    "conversation",
     "detect_dialect",
     "fallback_message",
     "flush",

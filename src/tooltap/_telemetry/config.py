@@ -46,7 +46,9 @@ class Config:
     orphan_timeout: float = 600.0
     tool_name_cap: int = 100
     max_open_calls: int = 10_000
-    #: Call ids each lifecycle memory keeps (replays, answered and truncated ids).
+    #: Bytes the open calls may hold (ids and names; the oldest is orphaned first).
+    max_open_bytes: int = 8 * 1024 * 1024
+    #: Answered calls and response ids the lifecycle remembers (re-sent results, replays).
     call_id_memory: int = 1024
     limits: Limits = field(default_factory=Limits)
 
@@ -78,6 +80,7 @@ class Config:
             orphan_timeout=_number(options, "orphan_timeout", default.orphan_timeout),
             tool_name_cap=int(_number(options, "tool_name_cap", default.tool_name_cap)),
             max_open_calls=int(_number(options, "max_open_calls", default.max_open_calls)),
+            max_open_bytes=int(_number(options, "max_open_bytes", default.max_open_bytes)),
             call_id_memory=int(_number(options, "call_id_memory", default.call_id_memory)),
             limits=_limits(options.get("limits")),
         )

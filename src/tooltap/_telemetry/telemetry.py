@@ -78,7 +78,13 @@ class Telemetry:
         )
         self.tool_names = ToolNames(config.tool_name_cap)
         self.listeners = Listeners(listeners, self.internal_error)
-        self.lifecycle = Lifecycle(self)
+        self.lifecycle = Lifecycle(
+            tracer=self.tracer,
+            instruments=self.instruments,
+            listeners=self.listeners,
+            tool_names=self.tool_names,
+            config=config,
+        )
 
     def internal_error(self, component: str) -> None:
         """Count one contained failure of ``component``."""
