@@ -14,7 +14,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from loopback_capture import sent as _sent
 
-from tooltap import DIALECTS, RequestInfo, ToolResultRef, parse_request
+from tooltap import DIALECTS, RequestInfo, parse_request
 
 SCHEMA = {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]}
 

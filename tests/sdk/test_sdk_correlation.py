@@ -111,7 +111,9 @@ class Gemini:
 
     async def step(self, models: Any, history: list[Any], rewrite: bool = False) -> Any:
         declaration = types.FunctionDeclaration(name=TOOL, parameters_json_schema=SCHEMA)
-        config = types.GenerateContentConfig(tools=[types.Tool(function_declarations=[declaration])])
+        config = types.GenerateContentConfig(
+            tools=[types.Tool(function_declarations=[declaration])]
+        )
         reply = await resolve(models.generate_content(model="gemini-2.5-flash", contents=history,
                                                       config=config))  # fmt: skip
         calls = reply.function_calls or []
@@ -242,7 +244,9 @@ async def test_concurrent_asyncio_conversations(
     check(otel, delivered)
 
 
-async def test_rewritten_responses_call_ids_still_match(otel: Any, sims: dict[str, Simulator]) -> None:
+async def test_rewritten_responses_call_ids_still_match(
+    otel: Any, sims: dict[str, Simulator]
+) -> None:
     """pydantic-ai sends ``call_id: "resp_…:call_0"`` back, keeping the item id ``fc_…``."""
     api, delivered, lock = APIS["openai.responses"], {}, threading.Lock()
     client = make_client("openai.responses", sims["numbered"], sync=False)

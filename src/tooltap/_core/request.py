@@ -258,9 +258,9 @@ def _chat(r: _Reader, body: Mapping[str, Any]) -> None:
             spec = tc.get("function") or tc.get("custom")
             if isinstance(spec, Mapping):
                 calls[str(tc.get("id"))] = (position, spec.get("name"), spec.get("arguments"))
-        fn = last.get("function_call")
-        if isinstance(fn, Mapping):
-            legacy = (0, fn.get("name"), fn.get("arguments"))
+        legacy_call = last.get("function_call")
+        if isinstance(legacy_call, Mapping):
+            legacy = (0, legacy_call.get("name"), legacy_call.get("arguments"))
     for msg in after:
         role = msg.get("role")
         content = msg.get("content")
@@ -311,6 +311,9 @@ def _responses(r: _Reader, body: Mapping[str, Any]) -> None:
     r.tool_choice = _openai_choice(body.get("tool_choice"))
     items = body.get("input")
     if isinstance(items, str):
+        return
+    if not isinstance(items, list):
+        _tail(items, r, "input", _response_output)  # the shape problem, if any
         return
     last, after, at = _tail(items, r, "input", _response_output)
     calls: dict[str, _Call] = {}
@@ -409,7 +412,9 @@ def _google(r: _Reader, body: Mapping[str, Any]) -> None:
     last, after, _ = _tail(body.get("contents"), r, "contents", _model_turn)
     model_calls: list[Mapping[str, Any]] = []
     if last is not None:
-        found = [_get(p, "functionCall", "function_call") for p in _items(last.get("parts"), r, "parts")]
+        found = [
+            _get(p, "functionCall", "function_call") for p in _items(last.get("parts"), r, "parts")
+        ]
         model_calls = [c for c in found if isinstance(c, Mapping)]
     seen: dict[str, int] = {}
     for content in after:

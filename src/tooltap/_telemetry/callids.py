@@ -12,7 +12,6 @@ from collections import OrderedDict
 from collections.abc import Mapping
 from typing import Any, TypeVar
 
-
 __all__ = ["Bounded", "call_key", "canonical"]
 
 _K = TypeVar("_K")

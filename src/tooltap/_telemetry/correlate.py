@@ -82,9 +82,6 @@ class OpenCalls:
     def __len__(self) -> int:
         return len(self._order)
 
-    def __iter__(self) -> Iterable[OpenCall]:
-        return iter(self._order.values())
-
     def add(self, entry: OpenCall) -> list[OpenCall]:
         """Register ``entry``; return the oldest calls evicted past the bounds."""
         self._order[id(entry)] = entry
@@ -158,7 +155,9 @@ def _best(entries: Iterable[OpenCall], wanted: Wanted) -> OpenCall | None:
     for entry in entries:
         if wanted.conversation and entry.conversation and entry.conversation != wanted.conversation:
             continue
-        rank = 0 if wanted.previous_response and entry.response_id == wanted.previous_response else 2
+        rank = (
+            0 if wanted.previous_response and entry.response_id == wanted.previous_response else 2
+        )
         rank += 0 if wanted.conversation and entry.conversation == wanted.conversation else 1
         if rank < best_rank:
             best, best_rank = entry, rank

@@ -303,7 +303,9 @@ def _check_by_position(results: tuple[ToolResult, ...], prior: tuple[PriorCall, 
     return [r.content for r in results]
 
 
-def _check_against_prior(results: tuple[ToolResult, ...], prior: tuple[PriorCall, ...]) -> list[str]:
+def _check_against_prior(
+    results: tuple[ToolResult, ...], prior: tuple[PriorCall, ...]
+) -> list[str]:
     """Results answer the previous turn's calls by id, each exactly once."""
     order = [c.call_id for c in prior]
     seen: dict[str, ToolResult] = {}
