@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import sys
 import time
+from concurrent.futures import ThreadPoolExecutor
 from typing import TextIO
 
 import tooltap
@@ -32,10 +33,19 @@ def _base_url(sim: Simulator, dialect: str) -> str:
 
 
 def _play(sim: Simulator, scenario: Scenario) -> tuple[str, str]:
-    """Run one conversation; returns (how it ended: answer | failure, what the user saw)."""
+    """Run the scenario's conversations; returns (how the first ended: answer | failure,
+    what its user saw), or a failure if any other one ended otherwise."""
     if scenario.fault:
         fault = Fault(scenario.fault, **scenario.params)
         sim.inject(fault, dialect=scenario.dialect, times=scenario.times)
+    if scenario.conversations == 1:
+        return _converse(sim, scenario)
+    with ThreadPoolExecutor(scenario.conversations) as pool:
+        ended = list(pool.map(lambda _: _converse(sim, scenario), range(scenario.conversations)))
+    return next((e for e in ended if e[0] != ended[0][0]), ended[0])
+
+
+def _converse(sim: Simulator, scenario: Scenario) -> tuple[str, str]:
     agent = AGENTS[scenario.dialect](
         _base_url(sim, scenario.dialect), make_registry(), stream=scenario.stream
     )
@@ -80,7 +90,8 @@ def run_demo(
     outcomes: list[tuple[str, str, str, str]] = []
     started = time.monotonic()
     try:
-        with Simulator() as sim:
+        with Simulator() as sim, Simulator(ids="numbered") as numbered:
+            sims = {"unique": sim, "numbered": numbered}
             for n, scenario in enumerate(SCENARIOS, 1):
                 t0 = time.monotonic()
                 print(
@@ -89,7 +100,7 @@ def run_demo(
                     flush=True,
                     file=progress,
                 )
-                ended, text = _play(sim, scenario)
+                ended, text = _play(sims[scenario.ids], scenario)
                 mark = "ok" if ended == scenario.expect else "UNEXPECTED"
                 print(f" {ended} ({time.monotonic() - t0:.1f} s) {mark}", file=progress)
                 outcomes.append((scenario.label, scenario.expect, ended, text))
