@@ -5,6 +5,7 @@
    subprocess), bare and instrumented in this one process, interleaved round by round.
 2. Parser micro-benchmark: tooltap's SSE decoder and reducers vs the SDKs' decoding.
 3. Memory: sequential turns, and concurrent async streams held open.
+4. Long conversations: tooltap's per-request cost as the re-sent history grows.
 
 Prints Markdown tables and writes every figure as JSON. ``--smoke`` is a CI-sized run of
 a few seconds on a smaller workload (figures for every case, no thresholds).
@@ -23,6 +24,7 @@ from typing import Any
 
 from ._cases import CASES, NON_LLM, RAW, Case
 from ._e2e import measure
+from ._history import history_table, measure_history
 from ._memory import concurrent_streams, sequential_turns
 from ._otel import Toggle
 from ._parsers import Stream, corpus_streams, measure_parsers
@@ -118,7 +120,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--json", type=Path, help="where to write the figures")
     parser.add_argument("--rounds", type=int, help="interleaved bare/tooltap rounds")
     parser.add_argument("--only", nargs="*", help="cases whose name contains one of these")
-    parser.add_argument("--skip", nargs="*", default=[], choices=["e2e", "parsers", "memory"])
+    parser.add_argument(
+        "--skip", nargs="*", default=[], choices=["e2e", "parsers", "memory", "history"]
+    )
     parser.add_argument("--no-peak", action="store_true", help="skip the tracemalloc pass")
     parser.add_argument(
         "--profile", nargs="*", help="cases to profile (cProfile, by component) after the run"
@@ -140,6 +144,8 @@ def main(argv: list[str] | None = None) -> int:
             out["parsers"] = measure_parsers(streams + corpus_streams(), budget)
         if "memory" not in args.skip:
             _memory(args, toggle, out)
+        if "history" not in args.skip:
+            out["history"] = measure_history(20 if args.smoke else 200)
         if args.profile is not None:
             out["profiles"] = _profiles(args, toggle)
     finally:
@@ -147,6 +153,8 @@ def main(argv: list[str] | None = None) -> int:
     out["machine"]["load_average_at_end"] = os.getloadavg()
     out["seconds"] = time.monotonic() - started
     text = tables(out)
+    if "history" in out:
+        text += "\n\n" + history_table(out["history"]) + "\n"
     print(text)
     print(f"({out['seconds']:.0f} s; load average {out['machine']['load_average_at_end']})")
     default = _HERE / "results" / ("smoke.json" if args.smoke else "latest.json")

@@ -9,12 +9,22 @@ app saw and the wall time from the call to the first one (None for whole bodies)
 from __future__ import annotations
 
 import asyncio
+import json
 import time
 from collections.abc import Callable, Coroutine
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["CASES", "NON_LLM", "RAW", "TOOLS", "Case", "Outcome", "close_client"]
+__all__ = [
+    "CASES",
+    "NON_LLM",
+    "RAW",
+    "TOOLS",
+    "Case",
+    "Outcome",
+    "close_client",
+    "long_history_request",
+]
 
 Outcome = tuple[int, float | None]
 
@@ -111,6 +121,23 @@ def _aopenai(url: str) -> Any:
 def _chat_request() -> dict[str, Any]:
     tools = [{"type": "function", "function": {"name": n, "parameters": SCHEMA}} for n in TOOLS]
     return {"model": "gpt-4o-mini", "messages": USER, "tools": tools, "max_tokens": MAX_TOKENS}
+
+
+def long_history_request(turns: int) -> dict[str, Any]:
+    """A Chat Completions request whose history holds ``turns`` answered tool-call turns
+    (~2.4 KB each: ~500 KB at 200), ending with a new result: what a long agent run re-sends."""
+    messages: list[dict[str, Any]] = []
+    for n in range(turns):
+        args = {"path": f"notes/{n}.md", "mode": "append", "lines": list(range(8)),
+                "content": f"note {n}: " + "x" * 900}  # fmt: skip
+        messages.append({"role": "user", "content": f"Step {n}: write the next note."})
+        messages.append({"role": "assistant", "tool_calls": [{
+            "id": f"call_{n}", "type": "function",
+            "function": {"name": TOOLS[n % len(TOOLS)], "arguments": json.dumps(args)}}]})  # fmt: skip
+        messages.append({"role": "tool", "tool_call_id": f"call_{n}", "content": "ok " * 400})
+        if n < turns - 1:
+            messages.append({"role": "assistant", "content": f"Note {n} written."})
+    return {**_chat_request(), "messages": messages}
 
 
 def _chat_stream(client: Any) -> Outcome:

@@ -77,6 +77,7 @@ def test_only_intended_modules_are_public() -> None:
 def test_the_root_is_the_small_api() -> None:
     assert set(tooltap.__all__) == {
         "Config",
+        "conversation",
         "Parsed",
         "Problem",
         "ToolCall",

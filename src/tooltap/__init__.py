@@ -13,6 +13,7 @@ from importlib import metadata as _metadata
 from . import core as core
 from . import harness as harness
 from ._telemetry.config import Config
+from ._telemetry.conversation import conversation
 from ._telemetry.listeners import ToolCallProblem, ToolCallReceived, ToolResultSent
 from .core import Parsed, Problem, ToolCall, ToolResultRef
 from .instrumentor import TooltapInstrumentor, flush, instrument, uninstrument
@@ -32,6 +33,7 @@ __all__ = [
     "ToolResultRef",
     "ToolResultSent",
     "TooltapInstrumentor",
+    "conversation",
     "flush",
     "instrument",
     "uninstrument",

@@ -61,7 +61,7 @@ def test_chat_tools_choice_and_results() -> None:
         ("c9", None, False),
     ]
     assert [r.index for r in info.tool_results] == [0, 1, 2]
-    assert [r.in_history for r in info.tool_results] == [True, True, False]  # c9: no such call
+    assert [r.position is not None for r in info.tool_results] == [True, True, False]  # c9: no such call
     assert info.problems == () and info.invalid_tool_names == ()
 
 
@@ -75,7 +75,9 @@ def test_chat_legacy_functions() -> None:
     info = parse_request(body, "openai.chat")
     assert info.tools == {"lookup": SCHEMA}
     assert info.tool_choice == "tool:lookup"
-    assert info.tool_results == (ToolResultRef(None, "lookup", False, 0),)
+    (result,) = info.tool_results
+    assert (result.call_id, result.name, result.is_error, result.index) == (None, "lookup", False, 0)
+    assert result.digest == hash("42") and result.position is None
     assert info.stream is False
 
 
@@ -164,7 +166,7 @@ def test_responses_tools_and_outputs() -> None:
         ("call_b", None, True),
         ("call_c", None, True),
     ]
-    assert [r.in_history for r in info.tool_results] == [True, False, False]
+    assert [r.position is not None for r in info.tool_results] == [True, False, False]
     assert parse_request({"input": "just text"}, "openai.responses").tool_results == ()
 
 
@@ -228,7 +230,7 @@ def test_anthropic_tools_choice_and_results() -> None:
     assert "web_search" not in info.tools  # a server tool: the provider runs it
     assert info.tool_choice == "tool:get_weather"
     assert _results(info) == [("toolu_1", "get_weather", False), ("toolu_2", "bash", True)]
-    assert all(r.in_history for r in info.tool_results)
+    assert all(r.position is not None for r in info.tool_results)
 
 
 @pytest.mark.parametrize(
@@ -373,12 +375,12 @@ def test_google_results_correlate_by_id_else_by_position() -> None:
         {"n": 1},
         {"key": "height"},
         {"key": "weight"},
-        None,  # a third "lookup" result: no third call to answer
+        {"key": "weight"},  # a third "lookup" result: a second one for the last such call
     ]
-    assert [r.in_history for r in info.tool_results] == [True, True, True, False]
+    assert [r.position for r in info.tool_results] == [2, 0, 1, 1]
 
 
-def test_google_results_use_the_latest_model_turn() -> None:
+def test_google_results_are_the_ones_after_the_latest_model_turn() -> None:
     body = {
         "contents": [
             {"role": "model", "parts": [{"functionCall": {"name": "f", "args": {"turn": 1}}}]},
@@ -388,8 +390,8 @@ def test_google_results_use_the_latest_model_turn() -> None:
         ]
     }
     info = parse_request(body, "google.genai")
-    assert [r.call_args for r in info.tool_results] == [{"turn": 1}, {"turn": 2}]
-    assert [r.index for r in info.tool_results] == [0, 1]
+    assert [r.call_args for r in info.tool_results] == [{"turn": 2}]  # the first is history
+    assert [r.index for r in info.tool_results] == [0]
 
 
 # --- tool names ------------------------------------------------------------------------
@@ -676,6 +678,7 @@ def test_google_sdk_body(capture: tuple[str, list[bytes]]) -> None:
     }
     assert info.tools["raw"] == SCHEMA
     assert info.tool_choice == "tool:get_w"
-    answered = ToolResultRef(None, "get_w", True, 0, call_args={"city": "Oslo"}, in_history=True)
-    assert info.tool_results == (answered,)
+    (answered,) = info.tool_results
+    assert (answered.call_id, answered.name, answered.is_error) == (None, "get_w", True)
+    assert (answered.call_args, answered.position) == ({"city": "Oslo"}, 0)
     assert info.problems == ()

@@ -247,6 +247,7 @@ def turn(
     problems: tuple[Problem, ...] = (),
     *,
     tools: dict[str, Any] = TURN_TOOLS,
+    response_id: str | None = None,
 ) -> Operation:
     """One synthetic openai.chat request through an Operation: ``results`` go out (a call
     id is an ok result of ``lookup``), ``calls`` (and ``problems``) come back."""
@@ -260,7 +261,8 @@ def turn(
     )
     request = RequestInfo("openai.chat", model="m", tools=tools, tool_results=refs)
     op.begin_attempt(request, {})
-    op.record_parsed(Parsed("openai.chat", calls, problems=problems, finish_reason="tool_calls"),
-                     request)  # fmt: skip
+    parsed = Parsed("openai.chat", calls, problems=problems, finish_reason="tool_calls",
+                    response_id=response_id)  # fmt: skip
+    op.record_parsed(parsed, request)
     op.end()
     return op

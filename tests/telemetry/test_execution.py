@@ -1,5 +1,5 @@
 """The harness side of a call id: ``Execution``'s methods, the current span while the handler
-runs, and re-sent calls (replays) that must not open a second span.
+runs, and calls delivered again (each delivery its own span).
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from opentelemetry import trace
 
 import tooltap
 from tests.telemetry.support import Recorder, attrs, turn
-from tooltap import Problem, ToolCall
+from tooltap import Problem, ToolCall, ToolResultRef
 from tooltap._telemetry import semconv as sc
 from tooltap._telemetry.execution import find_execution, tool_execution
 from tooltap._telemetry.operation import get_telemetry
@@ -35,7 +35,7 @@ def test_execution_records_retries_attempts_and_replays_on_the_wire_span(rec: Re
     with tool_execution(call("a")) as execution:
         execution.record_retry(1, "ConnectionError")
         execution.record_result("170 cm", is_error=False, attempts=2)
-    find_execution(call("b")).record_replay("pending")
+    find_execution(call("b", "weight", 1)).record_replay("pending")
     turn(results=("a", "b"))
     spans = {attrs(s)["gen_ai.tool.call.id"]: s for s in rec.tools()}
     a, b = spans["a"], spans["b"]
@@ -124,67 +124,82 @@ def test_an_escaping_exception_is_recorded_once_without_its_message(rec: Recorde
 # --- replays -----------------------------------------------------------------------------------
 
 
-def test_a_call_re_sent_after_its_result_opens_no_second_span(rec: Recorder) -> None:
-    turn((call("a"), call("b", "weight", 1)))
+def test_a_response_delivered_again_opens_its_spans_again(rec: Recorder) -> None:
+    """A response is a delivery (a gateway cache, a re-sent response): its calls are what the
+    app received, so they get spans again; the inference span says the response came before."""
+    turn((call("a"), call("b", "weight", 1)), response_id="resp_1")
     turn(results=("a", "b"))
-    again = turn((call("a"), call("b", "weight", 1)))  # the same response delivered again
-    with tool_execution(call("a")) as execution:  # and the harness runs it again
+    again = turn((call("a"), call("b", "weight", 1)), response_id="resp_1")
+    with tool_execution(call("a")) as execution:  # the harness runs it again: the new span
         execution.record_result("170 cm", is_error=False)
-    turn(results=("a", "b"))  # history re-sent: nothing new
+    turn(results=("a", "b"))
     tooltap.flush()
-    assert sorted(attrs(s)["tooltap.result"] for s in rec.tools()) == ["ok", "ok"]  # no orphan
+    assert [attrs(s)["tooltap.result"] for s in rec.tools()] == ["ok"] * 4  # no orphan
+    assert events(rec.inference()[0], sc.EVENT_CALL_REPLAYED) == []
     replayed = events(rec.inference()[2], sc.EVENT_CALL_REPLAYED)
     assert replayed == [
         {"gen_ai.tool.call.id": "a", "gen_ai.tool.name": "lookup", "tooltap.tool_call.index": 0},
         {"gen_ai.tool.call.id": "b", "gen_ai.tool.name": "lookup", "tooltap.tool_call.index": 1},
     ]
     assert rec.inference()[2].context.span_id == again.span.get_span_context().span_id
-    assert rec.total("tooltap.tool_calls") == 2
-    assert rec.total("tooltap.tool_results") == 2
-    received = rec.of(tooltap.ToolCallReceived)  # listeners see what arrived, replays too
+    parents = [s.parent.span_id for s in rec.tools() if s.parent is not None]
+    spans = [s.context.span_id for s in rec.inference()]
+    assert parents == [spans[0], spans[0], spans[2], spans[2]]
+    ran = [s for s in rec.tools() if sc.TOOLTAP_SIDE_EFFECTS in attrs(s)]
+    assert [s.parent.span_id for s in ran if s.parent is not None] == [spans[2]]
+    assert rec.total("tooltap.tool_calls") == 4
+    assert rec.total("tooltap.tool_results") == 4
+    received = rec.of(tooltap.ToolCallReceived)
     assert [e.call.call_id for e in received] == ["a", "b", "a", "b"]
-    spans = {attrs(s)["gen_ai.tool.call.id"]: s.context for s in rec.tools()}
-    assert [e.span_context for e in received] == [spans["a"], spans["b"]] * 2
+    assert len({e.span_context.span_id for e in received if e.span_context}) == 4
 
 
-def test_a_call_re_sent_while_open_keeps_its_one_span(rec: Recorder) -> None:
+def test_a_call_delivered_twice_while_open_has_two_spans(rec: Recorder) -> None:
+    """A new call never supersedes an open one with the same id: each result ends one."""
     turn((call("a"),))
     turn((call("a"),))
     turn(results=("a",))
-    (span,) = rec.tools()
-    assert attrs(span)["tooltap.result"] == "ok"
+    turn(results=("a",))
+    tooltap.flush()
+    assert [attrs(s)["tooltap.result"] for s in rec.tools()] == ["ok", "ok"]
     assert rec.total("tooltap.tool_results", tooltap__result="orphaned") == 0
 
 
 def test_a_reused_id_with_other_arguments_is_a_new_call(rec: Recorder) -> None:
     """Providers that number their ids (call_0, call_1...) reuse them across turns."""
+    weight = ToolResultRef("call_0", "lookup", False, 0, call_args={"key": "weight"})
+    height = ToolResultRef("call_0", "lookup", False, 0, call_args={"key": "height"})
     turn((call("call_0"),))
-    turn((call("call_0", "weight"),), results=("call_0",))
-    refs = ("call_0", "call_0")  # both turns' results in the history
-    turn(results=refs)
+    turn((call("call_0", "weight"),))  # both open: the first is not orphaned
+    turn(results=(weight,))
+    turn(results=(height,))
+    spans = {attrs(s).get("tooltap.tool_call.index", 0): s for s in rec.tools()}
     assert [attrs(s)["tooltap.result"] for s in rec.tools()] == ["ok", "ok"]
-    assert rec.total("tooltap.tool_calls") == 2
+    assert rec.inference()[2].links[0].context.span_id == rec.tools()[0].context.span_id
+    assert len(spans) == 1 and rec.total("tooltap.tool_calls") == 2
     assert rec.total("tooltap.tool_results", tooltap__result="duplicate") == 0
 
 
-def test_a_re_sent_broken_call_is_counted_once(rec: Recorder) -> None:
+def test_a_broken_call_delivered_twice_is_counted_twice(rec: Recorder) -> None:
     bad = Problem("invalid_json", 0, "bad", "Expecting value", "lookup", "{oops")
     turn(problems=(bad,))
     turn(problems=(bad,))
-    assert rec.total("tooltap.tool_calls", tooltap__outcome="invalid_json") == 1
-    assert len(rec.of(tooltap.ToolCallProblem)) == 2  # listeners see what arrived
-    assert [e.name for e in rec.inference()[1].events] == ["tooltap.problem",
-                                                           sc.EVENT_CALL_REPLAYED]  # fmt: skip
+    assert rec.total("tooltap.tool_calls", tooltap__outcome="invalid_json") == 2
+    assert len(rec.of(tooltap.ToolCallProblem)) == 2
     tooltap.flush()
-    assert len(rec.tools()) == 1
+    assert [attrs(s)["tooltap.result"] for s in rec.tools()] == ["orphaned", "orphaned"]
 
 
-def test_replay_memory_is_bounded(recorder: Recorder) -> None:
+def test_the_answered_memory_is_bounded(recorder: Recorder) -> None:
     recorder.instrument(call_id_memory=3)
     tel = get_telemetry()
     assert tel is not None
     for i in range(6):
-        assert tel.lifecycle.admit(call(f"id{i}"), None)
-    assert len(tel.lifecycle._received) == 3
-    assert not tel.lifecycle.admit(call("id5"), None)  # recent: a replay
-    assert tel.lifecycle.admit(call("id0"), None)  # forgotten: new again
+        turn((call(f"id{i}"),), response_id=f"r{i}")
+        turn(results=(f"id{i}",))
+    assert len(tel.lifecycle._answered._memory) == 3
+    assert len(tel.lifecycle._responses) == 3
+    turn(results=("id5",))  # remembered: re-sent, nothing counted
+    assert recorder.total("tooltap.tool_results", tooltap__result="unknown_call") == 0
+    turn(results=("id0",))  # forgotten, and no such call open: unknown
+    assert recorder.total("tooltap.tool_results", tooltap__result="unknown_call") == 1

@@ -1,7 +1,7 @@
 """The tool-call lifecycle and the Operation contract, driven directly (in-memory providers).
 
-One ``execute_tool`` span per call id; ok / error / orphaned / duplicate /
-unknown_call; Google calls without ids matched by args, then name and order.
+One ``execute_tool`` span per delivered call; ok / error / orphaned / duplicate /
+unknown_call; Google calls without ids matched by the answered call's name and args.
 """
 
 from __future__ import annotations
@@ -44,8 +44,8 @@ def turn(calls: list[ToolCall] = (), results: tuple[ToolResultRef, ...] = (),  #
 
 
 def ok(call_id: str | None, name: str = "lookup", *, is_error: bool = False, index: int = 0,
-       args: dict[str, Any] | None = None, in_history: bool = False) -> ToolResultRef:  # fmt: skip
-    return ToolResultRef(call_id, name, is_error, index, call_args=args, in_history=in_history)
+       args: dict[str, Any] | None = None, digest: int = 0) -> ToolResultRef:  # fmt: skip
+    return ToolResultRef(call_id, name, is_error, index, call_args=args, digest=digest)
 
 
 def by_id(rec: Recorder) -> dict[Any, dict[str, Any]]:
@@ -68,35 +68,48 @@ def test_result_ends_span_and_links(rec: Recorder) -> None:
     assert rec.total("tooltap.tool_results", tooltap__result="ok") == 1
 
 
-def test_history_replay_is_not_a_duplicate_but_a_second_result_is(rec: Recorder) -> None:
+def test_a_re_sent_result_is_not_a_duplicate_but_a_second_or_different_one_is(
+    rec: Recorder,
+) -> None:
     turn([call("a")])
     turn(results=(ok("a"),))
-    turn([call("c")], results=(ok("a"),))  # history re-sent: nothing new
+    turn([call("c")], results=(ok("a"),))  # the same request retried: nothing new
     assert rec.total("tooltap.tool_results") == 1
-    turn(results=(ok("a"), ok("c"), ok("c", index=2)))  # c answered twice in one request
+    turn(results=(ok("c"), ok("c", index=1)))  # c answered twice in one request
     assert rec.total("tooltap.tool_results", tooltap__result="ok") == 2
     assert rec.total("tooltap.tool_results", tooltap__result="duplicate") == 1
     last = rec.inference()[-1]
     (event,) = [e for e in last.events if e.name == "tooltap.tool_result.duplicate"]
     assert dict(event.attributes or {})["gen_ai.tool.call.id"] == "c"
     assert [e.outcome for e in rec.of(tooltap.ToolResultSent)] == ["ok", "ok", "duplicate"]
-    turn(results=(ok("a"), ok("c"), ok("c", index=2)))  # replayed again: not counted again
+    turn(results=(ok("c"), ok("c", index=1)))  # retried: not counted again
     assert rec.total("tooltap.tool_results") == 3
+    turn(results=(ok("a", digest=7),))  # a different result for an answered call
+    turn(results=(ok("a", digest=7),))  # ... retried
+    assert rec.total("tooltap.tool_results", tooltap__result="duplicate") == 2
 
 
-def test_a_forgotten_id_re_sent_with_its_call_is_not_unknown(recorder: Recorder) -> None:
-    """Memory is bounded (``call_id_memory``): once an answered id is forgotten, its result
-    re-sent with the history is told apart by the call the request also carries."""
-    recorder.instrument(call_id_memory=2)
-    history: list[ToolResultRef] = []
-    for n in range(5):
-        turn([call(f"c{n}")])
-        history.append(ok(f"c{n}", index=n, in_history=True))
-        turn(results=tuple(history))  # the whole history, every turn
-    assert recorder.total("tooltap.tool_results", tooltap__result="ok") == 5
-    assert recorder.total("tooltap.tool_results") == 5  # no unknown_call, no duplicate
-    turn(results=(ok("c0", in_history=False),))  # forgotten, and its call is not in the request
-    assert recorder.total("tooltap.tool_results", tooltap__result="unknown_call") == 1
+def test_results_are_matched_in_their_conversation(rec: Recorder) -> None:
+    """Two conversations numbering their ids the same way, with the same arguments."""
+    with tooltap.conversation("alice"):
+        turn([call("call_0")])
+    with tooltap.conversation("bob"):
+        turn([call("call_0")])
+        turn(results=(ok("call_0", args={"key": "height"}),))
+    (bob,) = rec.tools()
+    assert attrs(bob)["gen_ai.conversation.id"] == "bob"
+    assert attrs(rec.inference()[1])["gen_ai.conversation.id"] == "bob"
+    with tooltap.conversation("alice"):
+        turn(results=(ok("call_0", args={"key": "height"}),))
+    assert [attrs(s)["gen_ai.conversation.id"] for s in rec.tools()] == ["bob", "alice"]
+    assert rec.total("tooltap.tool_results", tooltap__result="ok") == 2
+
+
+def test_a_rewritten_id_matches_by_the_call_the_history_shows(rec: Recorder) -> None:
+    turn([call("call_0"), call("call_1", "weight", index=1)])
+    turn(results=(ok("resp_9:call_1", args={"key": "weight"}),))
+    (span,) = rec.tools()
+    assert attrs(span)["gen_ai.tool.call.id"] == "call_1" and attrs(span)["tooltap.result"] == "ok"
 
 
 def test_unknown_call_is_counted_once(rec: Recorder) -> None:
@@ -132,13 +145,16 @@ def test_open_call_table_is_capped(recorder: Recorder) -> None:
     assert tel is not None and len(tel.lifecycle) == 2
 
 
-def test_google_calls_without_ids_match_by_args_then_name(rec: Recorder) -> None:
+def test_google_calls_without_ids_match_by_the_answered_call(rec: Recorder) -> None:
     g = "google.genai"
     turn([call(None, "height", dialect=g), call(None, "weight", index=1, dialect=g)], dialect=g)
     turn(results=(ok(None, index=0, args={"key": "weight"}),), dialect=g)
     (weight,) = rec.tools()
     assert attrs(weight)["tooltap.tool_call.index"] == 1
-    turn(results=(ok(None, index=0, args={"key": "weight"}), ok(None, index=1)), dialect=g)
+    turn(results=(ok(None, index=0), ok(None, index=1)), dialect=g)  # no such call shown
+    assert rec.total("tooltap.tool_results", tooltap__result="unknown_call") == 1
+    turn(results=(ok(None, index=0, args={"key": "weight"}),
+                  ok(None, index=1, args={"key": "height"})), dialect=g)  # fmt: skip
     assert sorted(attrs(s)["tooltap.tool_call.index"] for s in rec.tools()) == [0, 1]
     assert rec.total("tooltap.tool_results", tooltap__result="ok") == 2
     assert "gen_ai.tool.call.id" not in attrs(rec.tools()[0])

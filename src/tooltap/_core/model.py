@@ -113,23 +113,32 @@ class Parsed:
 
 @dataclass(frozen=True, slots=True)
 class ToolResultRef:
-    """A tool result carried by a request: which call it answers."""
+    """A new tool result carried by a request (after its last model turn): which call it answers.
+
+    ``name``, ``call_args`` and ``position`` describe the answered call as the request's
+    own history shows it (None when the request does not carry the call).
+    """
 
     call_id: str | None
     name: str | None
     is_error: bool
     index: int
-    #: Google results without an id: the args of the call answered (same position
-    #: in the preceding model turn), so id-less calls still correlate.
+    #: The arguments of the answered call, as the request's history carries them.
     call_args: dict[str, Any] | None = field(default=None, hash=False)
-    #: The request also carries the call this result answers (an earlier turn of its
-    #: history): a result re-sent with the history, even once its id is forgotten.
-    in_history: bool = False
+    #: Where the answered call sits in the request's last model turn.
+    position: int | None = None
+    #: A hash of the result's content: the same result re-sent has the same digest.
+    digest: int = 0
 
 
 @dataclass(frozen=True, slots=True)
 class RequestInfo:
-    """What a request declares and carries, as far as tool calls are concerned."""
+    """What a request declares and carries, as far as tool calls are concerned.
+
+    ``tool_results`` are the results after the last model turn (new); results before it
+    are history and are not read. ``conversation_id`` and ``previous_response_id``: what
+    the API body says (OpenAI Responses ``conversation``, ``previous_response_id``).
+    """
 
     dialect: str
     model: str | None = None
@@ -139,6 +148,8 @@ class RequestInfo:
     tool_choice: str | None = None
     tool_results: tuple[ToolResultRef, ...] = ()
     problems: tuple[Problem, ...] = ()
+    conversation_id: str | None = None
+    previous_response_id: str | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,5 +1,8 @@
-"""Read a request body: declared tools and their schemas, tool_choice, carried tool results.
+"""Read a request body: declared tools and their schemas, tool_choice, new tool results.
 
+Only the tail of the history is read: the tool results after the last model turn are
+new, and the calls they answer are looked up in that model turn; everything before it
+is history already accounted. So the cost is the tools and the tail, not the history.
 Total: a malformed body gives a ``RequestInfo`` with ``unexpected_shape`` problems.
 Google request bodies may be camelCase (the wire) or snake_case (SDK dicts).
 """
@@ -81,6 +84,10 @@ def parse_request(body: bytes | str | Mapping[str, Any], dialect: str) -> Reques
         reader.problem(f"request: {exc!r}")
     model = body.get("model")
     google = dialect == "google.genai"
+    conversation = body.get("conversation")
+    if isinstance(conversation, Mapping):
+        conversation = conversation.get("id")
+    previous = body.get("previous_response_id")
     return RequestInfo(
         dialect=dialect,
         model=model if isinstance(model, str) else None,
@@ -90,6 +97,8 @@ def parse_request(body: bytes | str | Mapping[str, Any], dialect: str) -> Reques
         tool_choice=reader.tool_choice,
         tool_results=tuple(reader.results),
         problems=tuple(reader.problems),
+        conversation_id=conversation if isinstance(conversation, str) and conversation else None,
+        previous_response_id=previous if isinstance(previous, str) and previous else None,
     )
 
 
@@ -118,18 +127,76 @@ class _Reader:
             self.tools[name] = dict(schema or {})
 
     def result(
-        self, call_id: Any, name: Any, is_error: bool, args: Any = None, *, in_history: bool
+        self, call_id: Any, is_error: bool, content: Any, call: _Call | None, name: Any = None
     ) -> None:
+        """One new result; ``call``: the (position, name, args) it answers in the model turn."""
+        position, call_name, args = call if call is not None else (None, name, None)
         self.results.append(
             ToolResultRef(
                 call_id=call_id if isinstance(call_id, str) else None,
-                name=name if isinstance(name, str) else None,
+                name=call_name if isinstance(call_name, str) else None,
                 is_error=is_error,
                 index=len(self.results),
-                call_args=dict(args) if isinstance(args, Mapping) else None,
-                in_history=in_history,
+                call_args=_args(args),
+                position=position,
+                digest=_digest(content),
             )
         )
+
+
+#: A call of the last model turn: (position in the turn, name, arguments as sent).
+_Call = tuple[int, Any, Any]
+
+
+def _args(value: Any) -> dict[str, Any] | None:
+    """Arguments as the history carries them (an object, or JSON text) as a dict."""
+    if isinstance(value, str):
+        try:
+            value = loads_str(value)
+        except (ValueError, RecursionError):
+            return None
+    return dict(value) if isinstance(value, Mapping) else None
+
+
+def _digest(content: Any) -> int:
+    """A hash of a result's content (the same content gives the same digest)."""
+    if isinstance(content, str):
+        return hash(content)
+    try:
+        return hash(json.dumps(content, sort_keys=True, default=str))
+    except (TypeError, ValueError, RecursionError):
+        return hash(repr(content))
+
+
+def _tail(
+    items: Any, r: _Reader, where: str, is_model: Callable[[Mapping[str, Any]], bool]
+) -> tuple[Mapping[str, Any] | None, list[Mapping[str, Any]], int]:
+    """(the last model turn, the object items after it, its index): a walk from the end."""
+    if items is None:
+        return None, [], -1
+    if not isinstance(items, list):
+        r.problem(f"{where} is {type(items).__name__}, not a list")
+        return None, [], -1
+    after: list[Mapping[str, Any]] = []
+    skipped = 0
+    for i in range(len(items) - 1, -1, -1):
+        item = items[i]
+        if not isinstance(item, Mapping):
+            skipped += 1
+        elif is_model(item):
+            after.reverse()
+            _skipped(r, where, skipped)
+            return item, after, i
+        else:
+            after.append(item)
+    after.reverse()
+    _skipped(r, where, skipped)
+    return None, after, -1
+
+
+def _skipped(r: _Reader, where: str, count: int) -> None:
+    if count:
+        r.problem(f"{where}: {count} item(s) are not objects")
 
 
 def _items(value: Any, reader: _Reader, where: str) -> list[Mapping[str, Any]]:
@@ -183,21 +250,29 @@ def _chat(r: _Reader, body: Mapping[str, Any]) -> None:
         r.tool(fn.get("name"), fn.get("parameters"), f"functions[{i}]")
     choice = body.get("tool_choice", body.get("function_call"))
     r.tool_choice = _openai_choice(choice)
-    names: dict[str, Any] = {}
-    for msg in _items(body.get("messages"), r, "messages"):
+    last, after, _ = _tail(body.get("messages"), r, "messages", _assistant)
+    calls: dict[str, _Call] = {}
+    legacy: _Call | None = None
+    if last is not None:
+        for position, tc in enumerate(_items(last.get("tool_calls"), r, "tool_calls")):
+            spec = tc.get("function") or tc.get("custom")
+            if isinstance(spec, Mapping):
+                calls[str(tc.get("id"))] = (position, spec.get("name"), spec.get("arguments"))
+        legacy_call = last.get("function_call")
+        if isinstance(legacy_call, Mapping):
+            legacy = (0, legacy_call.get("name"), legacy_call.get("arguments"))
+    for msg in after:
         role = msg.get("role")
-        if role == "assistant":
-            for tc in _items(msg.get("tool_calls"), r, "tool_calls"):
-                spec = tc.get("function") or tc.get("custom")
-                names[str(tc.get("id"))] = spec.get("name") if isinstance(spec, Mapping) else None
-        elif role == "tool":
+        content = msg.get("content")
+        if role == "tool":
             cid = msg.get("tool_call_id")
-            name = names.get(str(cid), msg.get("name"))
-            error = _result_is_error(msg.get("content"))
-            r.result(cid, name, error, in_history=_known(cid, names))
+            r.result(cid, _result_is_error(content), content, calls.get(str(cid)), msg.get("name"))
         elif role == "function":  # legacy function-calling result
-            name = msg.get("name")
-            r.result(None, name, _result_is_error(msg.get("content")), in_history=False)
+            r.result(None, _result_is_error(content), content, legacy, msg.get("name"))
+
+
+def _assistant(msg: Mapping[str, Any]) -> bool:
+    return msg.get("role") == "assistant"
 
 
 def _openai_choice(choice: Any) -> str | None:
@@ -237,15 +312,40 @@ def _responses(r: _Reader, body: Mapping[str, Any]) -> None:
     items = body.get("input")
     if isinstance(items, str):
         return
-    names: dict[str, Any] = {}
-    for item in _items(items, r, "input"):
-        kind = item.get("type")
-        if kind in ("function_call", "custom_tool_call"):
-            names[str(item.get("call_id"))] = item.get("name")
-        elif kind in ("function_call_output", "custom_tool_call_output"):
+    if not isinstance(items, list):
+        _tail(items, r, "input", _response_output)  # the shape problem, if any
+        return
+    last, after, at = _tail(items, r, "input", _response_output)
+    calls: dict[str, _Call] = {}
+    position = 0
+    while last is not None:  # the model turn: the run of output items ending at ``last``
+        if last.get("type") in ("function_call", "custom_tool_call"):
+            args = last.get("arguments", last.get("input"))
+            calls.setdefault(str(last.get("call_id")), (position, last.get("name"), args))
+            position -= 1
+        at -= 1
+        previous = items[at] if at >= 0 else None
+        last = previous if isinstance(previous, Mapping) and _response_output(previous) else None
+    count = len(calls)
+    calls = {k: (p + count - 1, n, a) for k, (p, n, a) in calls.items()}
+    for item in after:
+        if item.get("type") in ("function_call_output", "custom_tool_call_output"):
             cid = item.get("call_id")
-            error = _result_is_error(item.get("output"))
-            r.result(cid, names.get(str(cid)), error, in_history=_known(cid, names))
+            output = item.get("output")
+            r.result(cid, _result_is_error(output), output, calls.get(str(cid)))
+
+
+#: Responses input items the model produced (a model turn), as opposed to the app's.
+_OUTPUT_ITEMS: Final = frozenset(
+    {"function_call", "custom_tool_call", "reasoning", "web_search_call", "file_search_call",
+     "computer_call", "code_interpreter_call", "image_generation_call", "mcp_call",
+     "local_shell_call"}
+)  # fmt: skip
+
+
+def _response_output(item: Mapping[str, Any]) -> bool:
+    kind = item.get("type")
+    return kind in _OUTPUT_ITEMS or (kind in (None, "message") and item.get("role") == "assistant")
 
 
 # --- Anthropic Messages ------------------------------------------------------------
@@ -265,20 +365,22 @@ def _anthropic(r: _Reader, body: Mapping[str, Any]) -> None:
             r.tool_choice = f"tool:{choice['name']}"
         elif kind in ("auto", "any", "none"):
             r.tool_choice = kind
-    names: dict[str, Any] = {}
-    for msg in _items(body.get("messages"), r, "messages"):
+    last, after, _ = _tail(body.get("messages"), r, "messages", _assistant)
+    calls: dict[str, _Call] = {}
+    content = last.get("content") if last is not None else None
+    if isinstance(content, list):
+        blocks = [b for b in content if isinstance(b, Mapping) and b.get("type") == "tool_use"]
+        for position, block in enumerate(blocks):
+            calls[str(block.get("id"))] = (position, block.get("name"), block.get("input"))
+    for msg in after:
         content = msg.get("content")
-        if not isinstance(content, list):
+        if msg.get("role") != "user" or not isinstance(content, list):
             continue
         for block in content:
-            if not isinstance(block, Mapping):
-                continue
-            if block.get("type") == "tool_use":
-                names[str(block.get("id"))] = block.get("name")
-            elif block.get("type") == "tool_result" and msg.get("role") == "user":
+            if isinstance(block, Mapping) and block.get("type") == "tool_result":
                 cid = block.get("tool_use_id")
                 error = block.get("is_error") is True
-                r.result(cid, names.get(str(cid)), error, in_history=_known(cid, names))
+                r.result(cid, error, block.get("content"), calls.get(str(cid)))
 
 
 # --- Google GenAI ------------------------------------------------------------------
@@ -307,15 +409,16 @@ def _google(r: _Reader, body: Mapping[str, Any]) -> None:
             r.tool_choice = f"tool:{allowed[0]}"
         else:
             r.tool_choice = {"ANY": "any", "NONE": "none"}.get(mode, "auto")
+    last, after, _ = _tail(body.get("contents"), r, "contents", _model_turn)
     model_calls: list[Mapping[str, Any]] = []
-    for content in _items(body.get("contents"), r, "contents"):
-        parts = _items(content.get("parts"), r, "parts")
-        if content.get("role") == "model":
-            found = [_get(p, "functionCall", "function_call") for p in parts]
-            model_calls = [c for c in found if isinstance(c, Mapping)]
-            continue
-        seen: dict[str, int] = {}
-        for part in parts:
+    if last is not None:
+        found = [
+            _get(p, "functionCall", "function_call") for p in _items(last.get("parts"), r, "parts")
+        ]
+        model_calls = [c for c in found if isinstance(c, Mapping)]
+    seen: dict[str, int] = {}
+    for content in after:
+        for part in _items(content.get("parts"), r, "parts"):
             resp = _get(part, "functionResponse", "function_response")
             if not isinstance(resp, Mapping):
                 continue
@@ -324,26 +427,25 @@ def _google(r: _Reader, body: Mapping[str, Any]) -> None:
             seen[str(name)] = k + 1
             payload = resp.get("response")
             is_error = isinstance(payload, Mapping) and "error" in payload
-            answered = _google_call(model_calls, name, cid, k)
-            args = answered.get("args") if answered is not None else None
-            r.result(cid, name, is_error, args, in_history=answered is not None)
+            r.result(cid, is_error, payload, _google_call(model_calls, name, cid, k), name)
 
 
-def _google_call(
-    calls: list[Mapping[str, Any]], name: Any, call_id: Any, k: int
-) -> Mapping[str, Any] | None:
-    """The call a result answers: same id, else the k-th call with the same name."""
+def _model_turn(content: Mapping[str, Any]) -> bool:
+    return content.get("role") == "model"
+
+
+def _google_call(calls: list[Mapping[str, Any]], name: Any, call_id: Any, k: int) -> _Call | None:
+    """The call a result answers: same id, else the k-th call with the same name (the last
+    one when there are more results than calls: a second result for it)."""
     if call_id is not None:
-        for call in calls:
+        for position, call in enumerate(calls):
             if call.get("id") == call_id:
-                return call
-    same = [c for c in calls if c.get("name") == name]
-    return same[k] if k < len(same) else None
-
-
-def _known(call_id: Any, names: Mapping[str, Any]) -> bool:
-    """Whether the request's history holds the call with this id."""
-    return isinstance(call_id, str) and call_id in names
+                return position, call.get("name"), call.get("args")
+    same = [(p, c) for p, c in enumerate(calls) if c.get("name") == name]
+    if not same:
+        return None
+    position, call = same[min(k, len(same) - 1)]
+    return position, call.get("name"), call.get("args")
 
 
 def _openapi_to_json_schema(schema: Mapping[str, Any]) -> dict[str, Any]:

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import os
+import contextvars
 import sys
 import time
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any, TextIO
 
 import tooltap
@@ -32,10 +34,22 @@ def _base_url(sim: Simulator, dialect: str) -> str:
 
 
 def _play(sim: Simulator, scenario: Scenario) -> tuple[str, str]:
-    """Run one conversation; returns (how it ended: answer | failure, what the user saw)."""
+    """Run the scenario's conversations; returns (how the first ended: answer | failure,
+    what its user saw), or a failure if any other one ended otherwise."""
     if scenario.fault:
         fault = Fault(scenario.fault, **scenario.params)
         sim.inject(fault, dialect=scenario.dialect, times=scenario.times)
+    if scenario.conversations == 1:
+        return _converse(sim, scenario)
+    contexts = [contextvars.copy_context() for _ in range(scenario.conversations)]
+    with ThreadPoolExecutor(scenario.conversations) as pool:  # each in the scenario's trace
+        ended: list[tuple[str, str]] = list(
+            pool.map(lambda ctx: ctx.run(_converse, sim, scenario), contexts)
+        )
+    return next((e for e in ended if e[0] != ended[0][0]), ended[0])
+
+
+def _converse(sim: Simulator, scenario: Scenario) -> tuple[str, str]:
     agent = AGENTS[scenario.dialect](
         _base_url(sim, scenario.dialect), make_registry(), stream=scenario.stream
     )
@@ -85,7 +99,8 @@ def run_demo(
     tracer = tracer_provider.get_tracer("tooltap.demo")
     started = time.monotonic()
     try:
-        with Simulator() as sim:
+        with Simulator() as sim, Simulator(ids="numbered") as numbered:
+            sims = {"unique": sim, "numbered": numbered}
             for n, scenario in enumerate(SCENARIOS, 1):
                 t0 = time.monotonic()
                 print(
@@ -96,7 +111,7 @@ def run_demo(
                 )
                 with tracer.start_as_current_span(f"conversation {scenario.label}") as root:
                     scenario_of[root.get_span_context().trace_id] = scenario.label
-                    ended, text = _play(sim, scenario)
+                    ended, text = _play(sims[scenario.ids], scenario)
                 mark = "ok" if ended == scenario.expect else "UNEXPECTED"
                 print(f" {ended} ({time.monotonic() - t0:.1f} s) {mark}", file=progress)
                 outcomes.append((scenario.label, scenario.expect, ended, text))

@@ -26,6 +26,8 @@ class Scenario:
     duplicate: bool = False
     force_tool: bool = False
     expect: str = "answer"  # what a correct harness ends with: "answer" or "failure"
+    ids: str = "unique"  # the simulator's id mode (``tooltap.simulator.ID_MODES``)
+    conversations: int = 1  # run at once, each its own agent
 
 
 def _healthy() -> list[Scenario]:
@@ -39,6 +41,13 @@ def _healthy() -> list[Scenario]:
 SCENARIOS: tuple[Scenario, ...] = (
     *_healthy(),
     Scenario("google.genai stream, calls without ids", "google.genai", True, fault="no_ids"),
+    Scenario(
+        "openai.chat two conversations at once, both numbering ids call_0, call_1",
+        "openai.chat",
+        False,
+        ids="numbered",
+        conversations=2,
+    ),
     Scenario(
         "openai.chat stream cut inside arguments",
         "openai.chat",

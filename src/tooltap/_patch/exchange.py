@@ -74,14 +74,18 @@ def begin(tel: Telemetry, request: Any, dialect: str) -> Exchange:
         content: bytes = request.content
     except Exception:  # noqa: BLE001 - a streaming request body: nothing to parse
         content = b""
-    info = parse_request(content, dialect) if content else RequestInfo(dialect)
+    op = current_operation.get()
+    prepared = op.request(dialect) if op is not None and not op.ended else None
+    if prepared is not None:  # the SDK's own body object: no bytes to decode again
+        info = prepared
+    else:
+        info = parse_request(content, dialect) if content else RequestInfo(dialect)
     if dialect == "google.genai":
         match = _GOOGLE_MODEL.search(path)
         model = info.model or (match.group(1) if match else None)
         info = dataclasses.replace(info, model=model, stream=google_streaming(path))
     host: str = url.host
     port = url.port or _DEFAULT_PORTS.get(url.scheme)
-    op = current_operation.get()
     owned = op is None or op.ended
     if op is None or op.ended:
         op = Operation(

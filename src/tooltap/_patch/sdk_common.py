@@ -71,6 +71,8 @@ class Call:
     params: dict[str, AttributeValue] = field(default_factory=dict)
     #: ``gen_ai.provider.name`` when the URL tells more than the dialect (Google's backends).
     provider: str | None = None
+    #: The request body object the SDK is about to serialize (read once, not decoded again).
+    body: Mapping[str, Any] | None = None
 
     def open(self, tel: Telemetry) -> Operation:
         """Start the call's operation (its inference span) with the request attributes."""
@@ -84,6 +86,7 @@ class Call:
             owner="sdk",
             provider_name=self.provider,
             params=self.params,
+            request_body=self.body,
         )
         return op
 
@@ -324,6 +327,7 @@ def describe_body(method: str, url: str, body: object, base_url: object) -> Call
         server_port=port,
         stream=fields.get("stream") is True,
         params=request_params(dialect, fields),
+        body=body if isinstance(body, Mapping) else None,
     )
 
 

@@ -64,6 +64,7 @@ def _describe(instance: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> C
         stream=bool(arg(args, kwargs, 2, "stream")),
         params=request_params(dialect, body),
         provider=sc.provider_name(dialect, address, path),
+        body=request.data if isinstance(request.data, Mapping) else None,
     )
 
 

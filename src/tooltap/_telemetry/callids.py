@@ -1,8 +1,8 @@
-"""What the lifecycle remembers about call ids, bounded: keys and fingerprints of calls.
+"""Bounded memories and the content key of a call: its name and canonical arguments.
 
-A provider that re-sends a response re-sends its calls: the same id, name and
-arguments. ``fingerprint`` tells that apart from a provider reusing an id for another
-call; ``canonical`` keys calls that have no id (Google) by name and arguments.
+The key is the same for a call as the response delivered it and as a later request's
+history carries it back (re-serialized, keys reordered), so it identifies a call whose
+id was rewritten, reused across conversations, or absent (Google).
 """
 
 from __future__ import annotations
@@ -12,9 +12,7 @@ from collections import OrderedDict
 from collections.abc import Mapping
 from typing import Any, TypeVar
 
-from .._core.model import Problem, ToolCall
-
-__all__ = ["Bounded", "canonical", "fingerprint"]
+__all__ = ["Bounded", "call_key", "canonical"]
 
 _K = TypeVar("_K")
 _V = TypeVar("_V")
@@ -39,19 +37,12 @@ def canonical(args: Mapping[str, Any] | None) -> str:
     """Arguments as canonical JSON (sorted keys, no spaces)."""
     try:
         return json.dumps(args or {}, sort_keys=True, separators=(",", ":"), default=str)
-    except (TypeError, ValueError):
+    except (TypeError, ValueError, RecursionError):
         return repr(args)
 
 
-def fingerprint(item: ToolCall | Problem) -> int:
-    """A hash of what identifies a received call beside its id: name and arguments.
-
-    A re-sent call is decoded from the same JSON, so its arguments have the same key
-    order: ``repr`` tells them apart (types included) at a third of ``canonical``'s cost.
-    """
-    if isinstance(item, ToolCall):
-        try:
-            return hash((item.name, repr(item.args)))
-        except RecursionError:  # absurdly deep arguments: what arrived, if known
-            return hash((item.name, item.raw_arguments))
-    return hash((item.name, item.kind, item.received))
+def call_key(name: str | None, args: Mapping[str, Any] | None) -> int | None:
+    """A hash of ``name`` and the canonical JSON of ``args`` (None when args are unknown)."""
+    if args is None:
+        return None
+    return hash((name or "", canonical(args)))

@@ -148,7 +148,9 @@ class Config:
     tool_name_cap: int = 100
     #: Tool spans open at once; beyond it the oldest ends as orphaned.
     max_open_calls: int = 10_000
-    #: Call ids each lifecycle memory keeps (replays, answered and truncated ids).
+    #: Bytes the open calls may hold (ids and names; the oldest is orphaned first).
+    max_open_bytes: int = 8 * 1024 * 1024
+    #: Answered calls and response ids the lifecycle remembers (re-sent results, replays).
     call_id_memory: int = 1024
     #: Memory caps applied to hostile or runaway responses.
     limits: Limits = field(default_factory=Limits)

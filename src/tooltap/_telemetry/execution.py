@@ -23,10 +23,11 @@ from .._core.model import ToolCall
 from .._quietly import report
 from . import semconv as sc
 from .content import to_json
+from .conversation import current_conversation
 from .telemetry import Telemetry, get_telemetry
 
 if TYPE_CHECKING:
-    from .lifecycle import OpenCall
+    from .correlate import OpenCall
 
 __all__ = ["Execution", "find_execution", "tool_execution"]
 
@@ -43,7 +44,8 @@ class Execution:
 
     def _span(self) -> Span | None:
         entry = self._entry
-        return entry.span if entry is not None and entry.span.is_recording() else None
+        span = entry.span if entry is not None else None
+        return span if span is not None and span.is_recording() else None
 
     def record_retry(self, attempt: int, error_type: str) -> None:
         """Handler attempt ``attempt`` failed with ``error_type``; another one follows."""
@@ -121,19 +123,19 @@ def _report(exc: BaseException) -> None:
 
 def _open_execution(tel: Telemetry, call: ToolCall, side_effects: bool) -> Execution:
     lifecycle = tel.lifecycle
-    entry = lifecycle.find(call)
+    conversation = current_conversation.get()
+    entry = lifecycle.find(call, conversation)
     if entry is None:
-        if not lifecycle.admit(call, None):  # answered before and re-sent: no second span
-            return _NOOP
         parent = trace.get_current_span()  # the tap never saw this call: open its span now
         entry = lifecycle.received(
             call,
             parent=parent if parent.get_span_context().is_valid else None,
             provider=sc.provider_name(call.dialect) if call.dialect else call.provider,
             label=tel.tool_names.label(call.name, None),
+            conversation=conversation,
         )
     entry.handled = True
-    if entry.span.is_recording():
+    if entry.span is not None and entry.span.is_recording():
         entry.span.set_attribute(sc.TOOLTAP_SIDE_EFFECTS, side_effects)
     return Execution(entry, tel.config.content_on_span)
 
@@ -144,7 +146,7 @@ def find_execution(call: ToolCall) -> Execution:
     if tel is None:
         return _NOOP
     try:
-        entry = tel.lifecycle.find(call)
+        entry = tel.lifecycle.find(call, current_conversation.get())
     except Exception as exc:  # noqa: BLE001
         _report(exc)
         return _NOOP

@@ -24,6 +24,11 @@ Who owns an operation, and who ends it (exactly once; ``end`` is idempotent):
 Tool calls go to the lifecycle as soon as the tap's parser completes them
 (``calls_received``); ``record_parsed`` settles the response (attributes, usage,
 problems, forced ``tool_choice``) and hands on any call not delivered yet.
+
+An SDK wrapper passes the request body it is about to send (``request_body``): the
+tap reads the request from that object (``request``) instead of decoding the bytes
+again, once for every attempt. The conversation (``gen_ai.conversation.id``) is the
+app's ``tooltap.conversation``, else the one the request carries.
 """
 
 from __future__ import annotations
@@ -39,9 +44,12 @@ from opentelemetry.trace import Span, SpanKind, Status, StatusCode
 
 from .._core.errors import classify_error, classify_problem
 from .._core.model import ErrorClass, Parsed, Problem, RequestInfo, ToolCall
+from .._core.request import parse_request
 from .._core.validate import validate
 from . import semconv as sc
 from .content import input_messages, output_messages, to_json
+from .conversation import current_conversation
+from .correlate import OpenCall
 from .listeners import ToolCallProblem
 from .telemetry import Telemetry, get_telemetry
 
@@ -69,6 +77,7 @@ class Operation:
         span: Span | None = None,
         provider_name: str | None = None,
         params: Mapping[str, Any] | None = None,
+        request_body: Mapping[str, Any] | None = None,
     ) -> None:
         self.tel = tel
         self.dialect = dialect
@@ -91,12 +100,20 @@ class Operation:
             start[sc.GEN_AI_REQUEST_STREAM] = stream
         if params:  # the request's gen_ai.request.* parameters
             start.update(params)
+        conversation = current_conversation.get()
+        if conversation is not None:
+            start[sc.GEN_AI_CONVERSATION_ID] = conversation
         if span is None:
             span = tel.tracer.start_span(self._name(), kind=SpanKind.CLIENT, attributes=start)
         else:
             span.set_attributes(start)
         self.span = span
         self.request_info: RequestInfo | None = None
+        self.request_body = request_body
+        self.conversation = conversation
+        self._parsed_request: RequestInfo | None = None
+        self._accounted: RequestInfo | None = None
+        self._opened: list[OpenCall] = []
         self._started = time.monotonic()
         self._lock = threading.Lock()
         self._ended = False
@@ -126,6 +143,14 @@ class Operation:
 
     # --- attempts --------------------------------------------------------------------------
 
+    def request(self, dialect: str) -> RequestInfo | None:
+        """The request read from the SDK's body object (once), or None without one."""
+        if self.request_body is None or dialect != self.dialect:
+            return None
+        if self._parsed_request is None:
+            self._parsed_request = parse_request(self.request_body, dialect)
+        return self._parsed_request
+
     def begin_attempt(
         self,
         request_info: RequestInfo,
@@ -154,6 +179,7 @@ class Operation:
         self._retry_error = None
         self._delivered = set()
         self._delivered_ids = set()
+        self._opened = []
         if "x-api-key" in headers and "authorization" in headers:
             self._set(sc.TOOLTAP_CONFLICTING_AUTH, True)
         if self.provider == "gcp.gen_ai" and (url_host or url_path):
@@ -170,16 +196,26 @@ class Operation:
         for problem in request_info.problems:
             self._problem_event(problem)
         lifecycle = self.tel.lifecycle
+        if self.conversation is None:
+            self.conversation = request_info.conversation_id or lifecycle.conversation_of(
+                request_info.previous_response_id
+            )
+            if self.conversation is not None:
+                self._set(sc.GEN_AI_CONVERSATION_ID, self.conversation)
         lifecycle.expire()
-        links = lifecycle.results_sent(
-            request_info.tool_results,
-            provider=self.provider,
-            declared=request_info.tools,
-            inference_span=self.span,
-        )
-        if self.span.is_recording():
-            for link in links:
-                self.span.add_link(link, {sc.TOOLTAP_LINK: sc.LINK_TOOL_RESULT})
+        if request_info is not self._accounted:  # an SDK retry re-sends the very same request
+            self._accounted = request_info
+            links = lifecycle.results_sent(
+                request_info.tool_results,
+                provider=self.provider,
+                declared=request_info.tools,
+                inference_span=self.span,
+                conversation=self.conversation,
+                previous_response=request_info.previous_response_id,
+            )
+            if self.span.is_recording():
+                for link in links:
+                    self.span.add_link(link, {sc.TOOLTAP_LINK: sc.LINK_TOOL_RESULT})
         if self.tel.config.capture_any and body is not None:
             self._content(sc.GEN_AI_INPUT_MESSAGES, input_messages(self.dialect, body))
 
@@ -235,13 +271,17 @@ class Operation:
                 self.tel.listeners.emit(
                     ToolCallProblem(problem, self.dialect, self.span.get_span_context())
                 )
-            if not self.tel.lifecycle.admit(call, self.span):
-                continue  # a re-sent call: one span and one count per call id
             label = self.tel.tool_names.label(call.name, declared)
             counts[label, outcome] = counts.get((label, outcome), 0) + 1
-            self.tel.lifecycle.received(
-                call, parent=self.span, provider=self.provider, label=label, outcome=outcome
+            entry = self.tel.lifecycle.received(
+                call,
+                parent=self.span,
+                provider=self.provider,
+                label=label,
+                outcome=outcome,
+                conversation=self.conversation,
             )
+            self._opened.append(entry)
         for (label, outcome), count in counts.items():
             self.tel.instruments.tool_calls.add(
                 count,
@@ -280,6 +320,8 @@ class Operation:
         for problem in problems:
             self.record_problem(problem)
             failure = failure or classify_problem(problem)
+        if self.tel.lifecycle.responded(parsed.response_id, self._opened, self.conversation):
+            self._replayed()
         if failure is not None:
             self.attempt_failed(failure)
         self._forced_tool_choice(parsed)
@@ -320,6 +362,16 @@ class Operation:
         if attributes and self.span.is_recording():
             self.span.set_attributes(attributes)
 
+    def _replayed(self) -> None:
+        """This response's id came before (a cache, a re-sent response): say so per call."""
+        for entry in self._opened:
+            attributes: dict[str, Any] = {sc.GEN_AI_TOOL_NAME: entry.name}
+            if entry.call_id is not None:
+                attributes[sc.GEN_AI_TOOL_CALL_ID] = entry.call_id
+            if entry.index >= 0:
+                attributes[sc.TOOLTAP_TOOL_CALL_INDEX] = entry.index
+            self._event(sc.EVENT_CALL_REPLAYED, attributes)
+
     def _problem_event(self, problem: Problem) -> None:
         event: dict[str, Any] = {sc.TOOLTAP_PROBLEM_KIND: problem.kind}
         if problem.call_index is not None:
@@ -348,9 +400,7 @@ class Operation:
             self.tel.instruments.stream_problems.add(
                 1, {**self.attributes, sc.TOOLTAP_PROBLEM_KIND: problem.kind}
             )
-        elif problem.call_id not in self._delivered_ids and self.tel.lifecycle.admit(
-            problem, self.span
-        ):  # a broken call, new (a re-sent one is counted once)
+        elif problem.call_id not in self._delivered_ids:  # a broken call
             declared = self.request_info.tools if self.request_info is not None else None
             label = self.tel.tool_names.label(problem.name, declared)
             self.tel.instruments.tool_calls.add(
@@ -361,9 +411,16 @@ class Operation:
                     sc.TOOLTAP_OUTCOME: problem.kind,
                 },
             )
-            self.tel.lifecycle.broken(
-                problem, parent=self.span, provider=self.provider, label=label, dialect=self.dialect
+            entry = self.tel.lifecycle.broken(
+                problem,
+                parent=self.span,
+                provider=self.provider,
+                label=label,
+                dialect=self.dialect,
+                conversation=self.conversation,
             )
+            if entry is not None:
+                self._opened.append(entry)
         self.tel.listeners.emit(
             ToolCallProblem(problem, self.dialect, self.span.get_span_context())
         )

@@ -33,6 +33,7 @@ GEN_AI_USAGE_OUTPUT_TOKENS: Final = "gen_ai.usage.output_tokens"
 GEN_AI_USAGE_CACHE_READ_INPUT_TOKENS: Final = "gen_ai.usage.cache_read.input_tokens"
 GEN_AI_USAGE_CACHE_CREATION_INPUT_TOKENS: Final = "gen_ai.usage.cache_creation.input_tokens"
 GEN_AI_TOKEN_TYPE: Final = "gen_ai.token.type"
+GEN_AI_CONVERSATION_ID: Final = "gen_ai.conversation.id"
 GEN_AI_TOOL_NAME: Final = "gen_ai.tool.name"
 GEN_AI_TOOL_CALL_ID: Final = "gen_ai.tool.call.id"
 GEN_AI_TOOL_TYPE: Final = "gen_ai.tool.type"
@@ -91,7 +92,7 @@ EVENT_DUPLICATE_RESULT: Final = "tooltap.tool_result.duplicate"
 EVENT_INFERENCE_DETAILS: Final = "gen_ai.client.inference.operation.details"
 EVENT_TOOL_RETRY: Final = "tooltap.tool.retry"  # tool span: a handler attempt failed, retried
 EVENT_TOOL_REPLAYED: Final = "tooltap.tool.replayed"  # tool span: the ledger's result was sent
-EVENT_CALL_REPLAYED: Final = "tooltap.tool_call.replayed"  # inference span: a call id came again
+EVENT_CALL_REPLAYED: Final = "tooltap.tool_call.replayed"  # inference span: a response came again
 EVENT_TOOL_IN_DOUBT: Final = "tooltap.tool.in_doubt"  # tool span: a side effect's outcome unknown
 
 # --- metrics: name -> (kind, unit, description) ---

@@ -11,7 +11,7 @@ import time
 import weakref
 from collections.abc import Iterable
 from functools import partial
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from opentelemetry import trace
 from opentelemetry._logs import Logger, get_logger
@@ -25,8 +25,6 @@ from .instruments import Instruments, ToolNames
 from .lifecycle import Lifecycle
 from .listeners import Listener, Listeners
 
-if TYPE_CHECKING:
-    from .operation import Operation
 
 __all__ = ["Telemetry", "get_telemetry", "set_telemetry"]
 
@@ -50,6 +48,12 @@ def _version() -> str:
         return importlib.metadata.version("tooltap")
     except importlib.metadata.PackageNotFoundError:
         return ""
+
+
+class _Open(Protocol):
+    """An operation not ended yet (``operation.Operation``)."""
+
+    def abandon(self) -> None: ...
 
 
 class Telemetry:
@@ -82,9 +86,15 @@ class Telemetry:
         )
         self.tool_names = ToolNames(config.tool_name_cap)
         self.listeners = Listeners(listeners, self.internal_error)
-        self.lifecycle = Lifecycle(self)
+        self.lifecycle = Lifecycle(
+            tracer=self.tracer,
+            instruments=self.instruments,
+            listeners=self.listeners,
+            tool_names=self.tool_names,
+            config=config,
+        )
         #: Operations not ended yet, held weakly: the tap or SDK call that owns one keeps it.
-        self.open_operations: weakref.WeakSet[Operation] = weakref.WeakSet()
+        self.open_operations: weakref.WeakSet[_Open] = weakref.WeakSet()
 
     def internal_error(self, component: str) -> None:
         """Count one contained failure of ``component``."""

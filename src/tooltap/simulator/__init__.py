@@ -22,10 +22,18 @@ from typing import Any, Self
 
 from ._engine import Engine, RecordedRequest
 from ._faults import FAULT_HEADER, FAULT_KINDS, Fault
-from ._scenario import LOOKUP_CALLS, Scenario
+from ._scenario import ID_MODES, LOOKUP_CALLS, Scenario
 from ._server import SimServer
 
-__all__ = ["FAULT_HEADER", "FAULT_KINDS", "LOOKUP_CALLS", "Fault", "RecordedRequest", "Simulator"]
+__all__ = [
+    "FAULT_HEADER",
+    "FAULT_KINDS",
+    "ID_MODES",
+    "LOOKUP_CALLS",
+    "Fault",
+    "RecordedRequest",
+    "Simulator",
+]
 
 
 class Simulator:
@@ -39,8 +47,10 @@ class Simulator:
         fragment: int = 8,
         seed: int = 0,
         port: int = 0,
+        ids: str = "unique",
     ) -> None:
-        self._engine = Engine(Scenario(calls, final_text, seed), fragment)
+        """``ids``: how the model spells call ids, one of ``ID_MODES``."""
+        self._engine = Engine(Scenario(calls, final_text, seed, ids), fragment)
         self._port = port
         self._server: SimServer | None = None
         self._thread: threading.Thread | None = None

@@ -120,7 +120,9 @@ class Engine:
             return wire.error("invalid_request", 400, message)
         try:
             turn = wire.read(decoded, path, query)
-            turn = dataclasses.replace(turn, input_chars=len(body))
+            turn = dataclasses.replace(
+                turn, input_chars=len(body), history_calls=_history_calls(decoded)
+            )
             bad = kinds.get("invalid_json_args")
             reply = self.scenario.answer(
                 turn,
@@ -130,7 +132,8 @@ class Engine:
             )
         except (TypeError, ValueError, ConversationError) as exc:
             return wire.error("invalid_request", 400, str(exc))
-        rendered = wire.render(reply, turn, fragment=self._fragment, no_ids="no_ids" in kinds)
+        no_ids = "no_ids" in kinds or self.scenario.ids == "none"
+        rendered = wire.render(reply, turn, fragment=self._fragment, no_ids=no_ids)
         if "error_event" in kinds:
             if not rendered.stream:
                 return wire.error("server_error", 500, "")
@@ -155,3 +158,25 @@ def _error_fault(wire: Wire, fault: Fault) -> Rendered:
     if kind == "server_error":
         return wire.error(kind, int(fault.number("status", 500)), "")
     return wire.error(kind, 529 if wire.dialect == "anthropic.messages" else 503, "")
+
+
+def _history_calls(body: Any) -> int:
+    """How many tool calls a request's history carries, whatever the dialect."""
+    if not isinstance(body, dict):
+        return 0
+    count = 0
+    for item in body.get("messages") or body.get("input") or body.get("contents") or []:
+        if not isinstance(item, dict):
+            continue
+        if item.get("type") in ("function_call", "custom_tool_call"):
+            count += 1
+        count += len(item.get("tool_calls") or ())
+        content = item.get("content") if item.get("role") == "assistant" else item.get("parts")
+        if isinstance(content, list):
+            count += sum(
+                1
+                for p in content
+                if isinstance(p, dict)
+                and (p.get("type") == "tool_use" or "functionCall" in p or "function_call" in p)
+            )
+    return count

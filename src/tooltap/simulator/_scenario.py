@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 __all__ = [
+    "ID_MODES",
     "LOOKUP_CALLS",
     "ConversationError",
     "IdStyle",
@@ -39,6 +40,13 @@ _PLAIN_TEXT = "Hello! This is the tooltap provider simulator."
 _NO_TOOL_TEXT = "I can answer that without calling a tool."
 
 _ALNUM = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789"
+
+#: How the simulated model spells call ids: ``unique`` (random, the default);
+#: ``numbered`` per response (``call_0``, ``call_1``... as many OpenAI-compatible servers);
+#: ``kimi``, numbered per conversation (``functions.<name>:<n>``); ``same_args``, numbered
+#: per response with every call of a response identical (same name and arguments);
+#: ``none``, no ids (Gemini; the other dialects keep theirs).
+ID_MODES = ("unique", "numbered", "kimi", "same_args", "none")
 
 
 def token(rng: random.Random, length: int, alphabet: str = _ALNUM) -> str:
@@ -76,6 +84,8 @@ class Turn:
     prior_calls: tuple[PriorCall, ...] = ()
     include_usage: bool = False
     input_chars: int = 0
+    #: Tool calls the request's history carries (numbers ``kimi`` ids per conversation).
+    history_calls: int = 0
     echo: dict[str, Any] = field(default_factory=dict)
 
 
@@ -164,7 +174,11 @@ class Scenario:
         calls: list[tuple[str, dict[str, Any]]] | None,
         final_text: str | None,
         seed: int,
+        ids: str = "unique",
     ) -> None:
+        if ids not in ID_MODES:
+            raise ValueError(f"unknown id mode {ids!r}; expected one of {ID_MODES}")
+        self.ids = ids
         self._calls = tuple(calls) if calls is not None else LOOKUP_CALLS
         self._template = _LOOKUP_FINAL if calls is None else None
         self._final_text = final_text
@@ -197,15 +211,24 @@ class Scenario:
             specs = list(self._calls)
             if turn.choice == "tool" and turn.forced_name:
                 specs = [s for s in specs if s[0] == turn.forced_name] or [(turn.forced_name, {})]
-            return self._reply(turn, ids, calls=self._issue(specs, ids, invalid_json_index))
+            if self.ids == "same_args":
+                specs = [specs[0]] * len(specs)
+            calls = self._issue(specs, ids, invalid_json_index, turn.history_calls)
+            return self._reply(turn, ids, calls=calls)
 
     def _issue(
-        self, specs: list[tuple[str, dict[str, Any]]], ids: IdStyle, bad: int | None
+        self, specs: list[tuple[str, dict[str, Any]]], ids: IdStyle, bad: int | None, before: int
     ) -> tuple[PlannedCall, ...]:
         self._groups += 1
         planned = []
         for index, (name, args) in enumerate(specs):
             call_id, item_id = ids.call_ids(self._rng)
+            if self.ids in ("numbered", "same_args"):
+                prefix = call_id.split("_", 1)[0] if "_" in call_id else "call"
+                call_id = f"{prefix}_{index}"
+            elif self.ids == "kimi":
+                call_id = f"functions.{name}:{before + index}"
+            item_id = item_id if item_id.startswith("fc_") else call_id
             text = json.dumps(args, ensure_ascii=False, separators=(",", ":"))
             if bad is not None and index == bad % len(specs):
                 text = broken_json(args)
@@ -222,9 +245,11 @@ class Scenario:
         return "Tool results: " + "; ".join(contents) + "."
 
     def _ordered_contents(self, turn: Turn) -> list[str]:
-        if all(r.call_id for r in turn.results):
+        if not all(r.call_id for r in turn.results):
+            return _check_by_position(turn.results, turn.prior_calls)
+        if self.ids == "unique":
             return self._check_by_id(turn.results)
-        return _check_by_position(turn.results, turn.prior_calls)
+        return _check_against_prior(turn.results, turn.prior_calls)  # ids reused: per request
 
     def _check_by_id(self, results: tuple[ToolResult, ...]) -> list[str]:
         seen: dict[str, ToolResult] = {}
@@ -276,3 +301,24 @@ def _check_by_position(results: tuple[ToolResult, ...], prior: tuple[PriorCall, 
                 f"a call to '{call.name}'"
             )
     return [r.content for r in results]
+
+
+def _check_against_prior(
+    results: tuple[ToolResult, ...], prior: tuple[PriorCall, ...]
+) -> list[str]:
+    """Results answer the previous turn's calls by id, each exactly once."""
+    order = [c.call_id for c in prior]
+    seen: dict[str, ToolResult] = {}
+    for result in results:
+        call_id = result.call_id or ""
+        if call_id not in order:
+            raise ConversationError(f"tool result for unknown tool call id '{call_id}'")
+        if call_id in seen:
+            raise ConversationError(f"duplicate tool result for tool call id '{call_id}'")
+        seen[call_id] = result
+    missing = [i for i in order if i not in seen]
+    if missing:
+        raise ConversationError(
+            "tool call ids without a tool result: " + ", ".join(f"'{i}'" for i in missing)
+        )
+    return [seen[i].content for i in order if i is not None]

@@ -1,0 +1,84 @@
+"""Long conversations: what tooltap adds per request as the re-sent history grows.
+
+Each request re-sends the whole history (``long_history_request``: 50, 100, 200 answered
+turns, ~500 KB at 200) and carries one new result. What tooltap adds per request there is
+its request-side step: read the request (declared tools, tool_choice, the new results
+after the last model turn and the calls they answer) and account the new results. The
+rest of what it does per request does not depend on the history. Medians, in ms:
+
+* ``added``: the step as an SDK app runs it: the request read from the body object the
+  SDK is about to serialize (no decoding);
+* ``from bytes``: the step of an httpx-only app, which must decode the serialized body.
+
+The SDK's own serialization of such a history is tens of milliseconds on a loaded
+machine, so an end-to-end difference would be noise at this scale.
+"""
+
+from __future__ import annotations
+
+import json
+import statistics
+import time
+from collections.abc import Callable
+from typing import Any
+
+from opentelemetry.sdk.metrics import MeterProvider
+from opentelemetry.sdk.trace import TracerProvider
+
+import tooltap
+from tooltap._core.request import parse_request
+from tooltap._telemetry.operation import Operation
+from tooltap._telemetry.telemetry import get_telemetry
+
+from ._cases import long_history_request
+from ._report import _table
+
+__all__ = ["LENGTHS", "history_table", "measure_history"]
+
+LENGTHS = (50, 100, 200)
+
+
+def _median_ms(fn: Callable[..., Any], rounds: int, *args: Any) -> float:
+    times = []
+    for _ in range(rounds):
+        start = time.perf_counter()
+        fn(*args)
+        times.append(time.perf_counter() - start)
+    return statistics.median(times) * 1000
+
+
+def _step(body: dict[str, Any], raw: bytes | None) -> None:
+    tel = get_telemetry()
+    assert tel is not None
+    op = Operation(tel, dialect="openai.chat", request_model="gpt-4o-mini", server_address="h",
+                   server_port=443, stream=False, owner="sdk", request_body=body)  # fmt: skip
+    info = parse_request(raw, "openai.chat") if raw is not None else op.request("openai.chat")
+    assert info is not None and len(info.tool_results) == 1
+    op.begin_attempt(info, {})
+    op.end()
+
+
+def measure_history(rounds: int = 200) -> list[dict[str, Any]]:
+    """Per history length: tooltap's request-side step from the body object and from bytes."""
+    rows = []
+    tooltap.instrument(tracer_provider=TracerProvider(), meter_provider=MeterProvider())
+    try:
+        for turns in LENGTHS:
+            body = long_history_request(turns)
+            raw = json.dumps(body).encode()
+            rows.append({
+                "turns": turns, "history_kb": len(raw) / 1024,
+                "added_ms": _median_ms(_step, rounds, body, None),
+                "from_bytes_ms": _median_ms(_step, max(10, rounds // 10), body, raw),
+            })  # fmt: skip
+    finally:
+        tooltap.uninstrument()
+    return rows
+
+
+def history_table(rows: list[dict[str, Any]]) -> str:
+    """The long-conversation table (Markdown)."""
+    header = ["turns", "history KB", "added ms per request (SDK)", "from bytes ms (httpx only)"]
+    body = [[str(r["turns"]), f"{r['history_kb']:.0f}", f"{r['added_ms']:.3f}",
+             f"{r['from_bytes_ms']:.2f}"] for r in rows]  # fmt: skip
+    return "### Long conversations (one new result per request)\n\n" + _table(header, body)
