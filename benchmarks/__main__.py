@@ -20,6 +20,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shlex
 import sys
 import time
 import warnings
@@ -173,7 +174,7 @@ def main(argv: list[str] | None = None) -> int:
     path = args.json or _HERE / "results" / f"{name}.json"
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps(out, indent=1) + "\n")
-    command = "python -m benchmarks " + " ".join(argv if argv is not None else sys.argv[1:])
+    command = "python -m benchmarks " + shlex.join(argv if argv is not None else sys.argv[1:])
     report = _HERE / "RESULTS.md" if full and args.json is None else path.with_suffix(".md")
     report.write_text(_PREAMBLE + _header(out, command.strip()) + text)
     print(f"figures written to {path} and {report}", file=sys.stderr)
