@@ -1,14 +1,19 @@
-"""``python -m benchmarks [--smoke] [--json PATH]``: the issue-6 benchmark, in one command.
+"""``python -m benchmarks [--smoke] [--json PATH] [--readme]``: the benchmark, in one command.
 
-1. End to end: the real openai, anthropic and google-genai clients (streamed and not,
-   with the SDK stream helpers) and raw httpx2 against the provider simulator (a
-   subprocess), bare and instrumented in this one process, interleaved round by round.
+1. End to end: every case of ``benchmarks._cases`` (the real openai, anthropic and
+   google-genai clients, streamed and not, the SDK stream helpers, raw httpx2, non-LLM
+   traffic) against the provider simulator (a subprocess), bare and instrumented in this
+   one process, interleaved round by round.
 2. Parser micro-benchmark: tooltap's SSE decoder and reducers vs the SDKs' decoding.
 3. Memory: sequential turns, and concurrent async streams held open.
 4. Long conversations: tooltap's per-request cost as the re-sent history grows.
 
-Prints Markdown tables and writes every figure as JSON. ``--smoke`` is a CI-sized run of
-a few seconds on a smaller workload (figures for every case, no thresholds).
+Prints Markdown tables, with the targets' verdicts computed from this run, and writes
+every figure as JSON. A full run writes ``benchmarks/results/latest.json`` and
+``benchmarks/RESULTS.md``; ``--smoke`` (a CI-sized run of seconds on a smaller workload)
+and partial runs (``--only``, ``--skip``) write beside them under other names.
+``--readme`` runs nothing: it rewrites the README's performance section from
+``results/latest.json``.
 """
 
 from __future__ import annotations
@@ -16,6 +21,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shlex
 import sys
 import time
 import warnings
@@ -29,10 +35,11 @@ from ._memory import concurrent_streams, sequential_turns
 from ._otel import Toggle
 from ._parsers import Stream, corpus_streams, measure_parsers
 from ._profile import profile_case
-from ._report import machine, tables, targets
+from ._report import README_BEGIN, README_END, machine, readme_section, tables, targets
 from ._sim import SimProcess
 
 _HERE = Path(__file__).resolve().parent
+_README = _HERE.parent / "README.md"
 
 #: Simulator workloads: issue 6's (3 parallel calls, 2,000-byte arguments, 4-character
 #: fragments: ~1,500 events), the smoke one, and small turns for the memory runs.
@@ -83,10 +90,16 @@ def _e2e(args: argparse.Namespace, toggle: Toggle, out: dict[str, Any]) -> list[
         out["workload"] = {**workload, "events": events}
         rounds = args.rounds or (1 if args.smoke else 8)
         results = measure(
-            cases, sim.url, toggle, rounds=rounds, events=events, peak=not args.no_peak
+            cases,
+            sim.url,
+            toggle,
+            rounds=rounds,
+            events=events,
+            peak=not args.no_peak,
+            repeat=2 if args.smoke else 10,
         )
-    out["cases"] = [r.summary() for r in results]
-    out["targets"] = targets(out["cases"])
+    kinds = {c.name: "raw" for c in RAW} | {c.name: "non-llm" for c in NON_LLM}
+    out["cases"] = [{**r.summary(), "kind": kinds.get(r.case.name, "sdk")} for r in results]
     return streams
 
 
@@ -127,7 +140,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--profile", nargs="*", help="cases to profile (cProfile, by component) after the run"
     )
+    parser.add_argument(
+        "--readme", action="store_true", help="rewrite the README section from latest.json"
+    )
     args = parser.parse_args(argv)
+    if args.readme:
+        return _write_readme(_HERE / "results" / "latest.json")
     warnings.simplefilter("ignore", DeprecationWarning)
     started = time.monotonic()
     out: dict[str, Any] = {"machine": machine(), "smoke": args.smoke}
@@ -150,6 +168,8 @@ def main(argv: list[str] | None = None) -> int:
             out["profiles"] = _profiles(args, toggle)
     finally:
         toggle.close()
+    if "cases" in out or "memory" in out:
+        out["targets"] = targets(out.get("cases", []), out.get("memory"))
     out["machine"]["load_average_at_end"] = os.getloadavg()
     out["seconds"] = time.monotonic() - started
     text = tables(out)
@@ -157,13 +177,61 @@ def main(argv: list[str] | None = None) -> int:
         text += "\n\n" + history_table(out["history"]) + "\n"
     print(text)
     print(f"({out['seconds']:.0f} s; load average {out['machine']['load_average_at_end']})")
-    default = _HERE / "results" / ("smoke.json" if args.smoke else "latest.json")
-    path = args.json or default
+    full = not (args.smoke or args.only or args.skip or args.rounds)
+    name = "latest" if full else "smoke" if args.smoke else "partial"
+    path = args.json or _HERE / "results" / f"{name}.json"
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps(out, indent=1) + "\n")
-    command = "python -m benchmarks " + " ".join(argv if argv is not None else sys.argv[1:])
-    path.with_suffix(".md").write_text(_header(out, command.strip()) + text)
-    print(f"figures written to {path} and {path.with_suffix('.md')}", file=sys.stderr)
+    command = "python -m benchmarks " + shlex.join(argv if argv is not None else sys.argv[1:])
+    report = _HERE / "RESULTS.md" if full and args.json is None else path.with_suffix(".md")
+    report.write_text(_PREAMBLE + _header(out, command.strip()) + text)
+    print(f"figures written to {path} and {report}", file=sys.stderr)
+    return 0
+
+
+_PREAMBLE = """# Benchmark results
+
+Written by `python -m benchmarks` from one run of one commit; every verdict is computed
+from that run's figures against the targets in `benchmarks/_report.py`. Do not edit by
+hand: re-run it (about 5 minutes; the README's performance section then follows with
+`python -m benchmarks --readme`).
+
+**Reproduce** (from the repository root, with the `dev` or `bench` extra installed):
+
+```
+python -m benchmarks                    # full run: results/latest.json and this file
+python -m benchmarks --readme           # the README's performance section from latest.json
+python -m benchmarks --smoke            # CI-sized, seconds (tests/test_benchmarks_smoke.py)
+python -m benchmarks --profile "google generate_content"   # cProfile by component, too
+python -m benchmarks._instructions "anthropic create" --replay --noop --seeds 3  # valgrind
+```
+
+**How it measures.** The provider simulator runs in a subprocess, so only the client's
+CPU is counted (`time.process_time()`, which includes the OpenTelemetry export thread).
+Each round runs every case bare and instrumented back to back (`tooltap.instrument()` /
+`uninstrument()` over a real SDK `TracerProvider` with a `BatchSpanProcessor` and a
+`MeterProvider`), the order flipped every round; figures are the best sample of each mode.
+A whole-body case also runs over OpenTelemetry's no-op providers: "own" is tooltap's work
+over bare, the rest the OpenTelemetry SDK's on the spans and metric points; each of its
+samples is the mean of 10 requests. The machine may be shared: a ratio below 1 (the
+instrumented run cheaper than bare) says the noise was larger than the effect, and reads
+"inconclusive". The valgrind instruction counter (`benchmarks._instructions`, not part of
+this run) counts with the garbage collector on; `--gc both` counts with it off as well.
+tooltap has no C extension: these figures are its only implementation, pure Python.
+
+"""
+
+
+def _write_readme(results: Path) -> int:
+    """Rewrite the README between its benchmark markers from ``results``."""
+    text = _README.read_text()
+    start, end = text.find(README_BEGIN), text.find(README_END)
+    if start < 0 or end < start:
+        print(f"README.md has no {README_BEGIN} ... {README_END} section", file=sys.stderr)
+        return 1
+    section = readme_section(json.loads(results.read_text()))
+    _README.write_text(text[:start] + section + text[end + len(README_END) :])
+    print(f"README.md performance section rewritten from {results}", file=sys.stderr)
     return 0
 
 

@@ -1,8 +1,12 @@
 """Bare SDK vs tooltap, interleaved in one process: client CPU, TTFC and peak memory per case.
 
 Each round runs every case bare and instrumented back to back (tooltap toggled by
-``instrument()``/``uninstrument()``, the order flipped every round). The figures are the
-best (least) sample of each mode; medians and every sample are in the JSON too.
+``instrument()``/``uninstrument()``, the order flipped every round). A case that is not
+streamed also runs instrumented over OpenTelemetry's no-op providers (``noop``): the
+difference to the bare run is tooltap's own work, the rest the OpenTelemetry SDK's on the
+spans and metric points; and each of its samples is the mean of ``repeat`` requests (one
+takes a few milliseconds). The figures are the best (least) sample of each mode; medians
+and every sample are in the JSON too.
 """
 
 from __future__ import annotations
@@ -19,7 +23,7 @@ from ._otel import Toggle
 
 __all__ = ["CaseResult", "measure"]
 
-MODES = ("bare", "tooltap")
+MODES = ("bare", "tooltap", "noop")
 
 
 @dataclass
@@ -32,6 +36,12 @@ class CaseResult:
     ttfc: dict[str, list[float]] = field(default_factory=lambda: {m: [] for m in MODES})
     peak: dict[str, int] = field(default_factory=dict)
     items: int = 0
+    repeat: int = 1  # requests per sample
+
+    @property
+    def modes(self) -> tuple[str, ...]:
+        """The modes this case runs in: ``noop`` too for a whole body of LLM traffic."""
+        return MODES if self.case.dialect and not self.case.streamed else MODES[:2]
 
     def best(self, mode: str) -> float:
         """Least client CPU seconds per request: the sample the shared machine disturbed
@@ -43,6 +53,7 @@ class CaseResult:
         bare, inst = self.best("bare"), self.best("tooltap")
         added = inst - bare
         paired = [t - b for b, t in zip(self.cpu["bare"], self.cpu["tooltap"], strict=True)]
+        noop = self.best("noop") if self.cpu["noop"] else None
         out: dict[str, Any] = {
             "case": self.case.name,
             "dialect": self.case.dialect,
@@ -50,6 +61,10 @@ class CaseResult:
             "events": self.events,
             "app_items": self.items,
             "samples": len(self.cpu["bare"]),
+            "requests_per_sample": self.repeat,
+            "noop_cpu_ms": None if noop is None else noop * 1e3,
+            "own_added_ms": None if noop is None else (noop - bare) * 1e3,
+            "otel_sdk_ms": None if noop is None else (inst - noop) * 1e3,
             "bare_cpu_ms": bare * 1e3,
             "tooltap_cpu_ms": inst * 1e3,
             "ratio": inst / bare if bare else None,
@@ -58,9 +73,9 @@ class CaseResult:
             "bare_cpu_ms_median": statistics.median(self.cpu["bare"]) * 1e3,
             "tooltap_cpu_ms_median": statistics.median(self.cpu["tooltap"]) * 1e3,
             "added_cpu_ms_median_of_pairs": statistics.median(paired) * 1e3,
-            "cpu_ms_samples": {m: [x * 1e3 for x in self.cpu[m]] for m in MODES},
+            "cpu_ms_samples": {m: [x * 1e3 for x in self.cpu[m]] for m in self.modes},
         }
-        for mode in MODES:
+        for mode in MODES[:2]:
             samples = self.ttfc[mode]
             out[f"{mode}_ttfc_ms"] = min(samples) * 1e3 if samples else None
             out[f"{mode}_ttfc_ms_median"] = statistics.median(samples) * 1e3 if samples else None
@@ -69,15 +84,17 @@ class CaseResult:
         return out
 
 
-def _one(case: Case, client: Any, toggle: Toggle) -> tuple[float, int, float | None]:
-    """One timed request. The span exports that earlier requests left pending run before
-    the clock starts; this request's own are flushed before it stops (its own cost)."""
+def _one(case: Case, client: Any, toggle: Toggle, repeat: int) -> tuple[float, int, float | None]:
+    """CPU seconds per request over ``repeat`` timed requests. The span exports that
+    earlier requests left pending run before the clock starts; these requests' own are
+    flushed before it stops (their own cost)."""
     gc.collect()
     toggle.tracer_provider.force_flush()
     start = time.process_time()
-    items, ttfc = case.run(client)
+    for _ in range(repeat):
+        items, ttfc = case.run(client)
     toggle.tracer_provider.force_flush()
-    return time.process_time() - start, items, ttfc
+    return (time.process_time() - start) / repeat, items, ttfc
 
 
 def measure(
@@ -88,25 +105,35 @@ def measure(
     rounds: int,
     events: dict[str, int],
     peak: bool = True,
+    repeat: int = 1,
 ) -> list[CaseResult]:
-    """Interleave bare and instrumented rounds (order flipped every round) over ``cases``."""
+    """Interleave bare and instrumented rounds (order flipped every round) over ``cases``;
+    ``repeat`` requests per sample of a whole-body case."""
     clients = {case.name: case.make(url) for case in cases}
-    results = [CaseResult(c, events.get(c.dialect, 0) if c.streamed else 0) for c in cases]
+    results = [
+        CaseResult(
+            c, events.get(c.dialect, 0) if c.streamed else 0, repeat=1 if c.streamed else repeat
+        )
+        for c in cases
+    ]
     for mode in MODES:  # warm-up: imports, connections, caches, validators
         _set(toggle, mode)
         for case in cases:
             case.run(clients[case.name])
     for index in range(rounds):
-        for result in results:  # each case bare and instrumented back to back, order flipped
-            for mode in MODES if index % 2 == 0 else MODES[::-1]:
+        for result in results:  # each case in every mode back to back, order flipped
+            modes = result.modes
+            for mode in modes if index % 2 == 0 else modes[::-1]:
                 _set(toggle, mode)
-                cpu, items, ttfc = _one(result.case, clients[result.case.name], toggle)
+                cpu, items, ttfc = _one(
+                    result.case, clients[result.case.name], toggle, result.repeat
+                )
                 result.cpu[mode].append(cpu)
                 result.items = items
                 if ttfc is not None:
                     result.ttfc[mode].append(ttfc)
     if peak:
-        for mode in MODES:
+        for mode in MODES[:2]:
             _set(toggle, mode)
             for result in results:
                 gc.collect()
@@ -121,7 +148,4 @@ def measure(
 
 
 def _set(toggle: Toggle, mode: str) -> None:
-    if mode == "bare":
-        toggle.bare()
-    else:
-        toggle.instrumented()
+    {"bare": toggle.bare, "tooltap": toggle.instrumented, "noop": toggle.noop}[mode]()

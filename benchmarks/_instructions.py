@@ -31,9 +31,11 @@ the same code and input counted under seeds 0, 1 and 2 moved tooltap's added ins
 on the Anthropic stream by ~5 M (+6.0 M, +1.4 M, ...), more than the effects measured.
 One seed is a sample of that layout, not a property of the code.
 
-The garbage collector is off during the counted requests (after a warm-up request and
-``gc.freeze()``): where a collection lands differs between runs by millions of
-instructions, more than the effects measured here. The span processor's timer is off too
+The garbage collector runs during the counted requests, as in an app: the objects
+tooltap allocates make collections come sooner, and that is part of its cost. Where a
+collection lands differs between runs by millions of instructions, so ``--gc both``
+also counts with the collector off (after a warm-up request and ``gc.freeze()``) and
+prints both. The span processor's timer is off
 (its wake-ups follow the wall clock, which valgrind stretches by the machine's load): the
 spans are exported when the process shuts its providers down, still inside the count.
 """
@@ -84,8 +86,10 @@ def _child(name: str, mode: str, count: int, url: str) -> None:
         tooltap.instrument(tracer_provider=NoOpTracerProvider(), meter_provider=NoOpMeterProvider())
     case.run(client)  # warm-up: imports, connections, caches
     gc.collect()
-    gc.freeze()
-    gc.disable()  # a collection lands on one run and not the other: millions of instructions
+    collector_off = os.environ.get("TOOLTAP_BENCH_GC") == "off"
+    if collector_off:
+        gc.freeze()
+        gc.disable()
     for _ in range(count):
         case.run(client)
     gc.enable()
@@ -96,7 +100,7 @@ def _child(name: str, mode: str, count: int, url: str) -> None:
 
 
 def _instructions(
-    name: str, mode: str, count: int, url: str, replay: Path | None, seed: int
+    name: str, mode: str, count: int, url: str, replay: Path | None, seed: int, gc_on: bool
 ) -> int:
     argv = ["valgrind", "--tool=cachegrind", "--cache-sim=no", "--cachegrind-out-file=/dev/null"]
     argv += [sys.executable, "-m", "benchmarks._instructions", "--child", name, mode, str(count)]
@@ -104,6 +108,7 @@ def _instructions(
     # wake-ups follow the wall clock, which valgrind stretches with the machine's load):
     # spans are exported when the process closes the providers, inside the count.
     env = {**os.environ, "PYTHONHASHSEED": str(seed), "OTEL_BSP_SCHEDULE_DELAY": "86400000"}
+    env["TOOLTAP_BENCH_GC"] = "on" if gc_on else "off"
     if replay is not None:
         env["TOOLTAP_BENCH_REPLAY"] = str(replay)
     run = subprocess.run(
@@ -150,6 +155,7 @@ def _per_request(
     modes: tuple[str, ...],
     replay: bool,
     seeds: int,
+    gc_on: bool,
 ) -> tuple[dict[str, list[float]], int]:
     """Instructions per request of each mode under each hash seed, and events per response."""
     with SimProcess(**workload) as sim, tempfile.TemporaryDirectory() as tmp:
@@ -161,8 +167,8 @@ def _per_request(
         per: dict[str, list[float]] = {mode: [] for mode in modes}
         for seed in range(seeds):
             for mode in modes:
-                start = _instructions(name, mode, 0, sim.url, recorded, seed)
-                end = _instructions(name, mode, requests, sim.url, recorded, seed)
+                start = _instructions(name, mode, 0, sim.url, recorded, seed, gc_on)
+                end = _instructions(name, mode, requests, sim.url, recorded, seed, gc_on)
                 per[mode].append((end - start) / requests)
         return per, _events(name, sim.url)
 
@@ -190,6 +196,9 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--noop", action="store_true", help="also tooltap over no-op providers")
     parser.add_argument("--replay", action="store_true", help="count over recorded responses")
     parser.add_argument("--seeds", type=int, default=1, help="hash seeds to average over")
+    parser.add_argument(
+        "--gc", choices=["on", "off", "both"], default="on", help="the collector while counting"
+    )
     parser.add_argument("--child", nargs=4, metavar=("CASE", "MODE", "N", "URL"), help="internal")
     args = parser.parse_args(argv)
     if args.child:
@@ -202,11 +211,20 @@ def main(argv: list[str] | None = None) -> None:
 
     base = SMOKE_WORKLOAD if args.smoke else WORKLOAD
     modes = ("bare", "tooltap", "tooltap-noop") if args.noop else ("bare", "tooltap")
+    for gc_on in {"on": (True,), "off": (False,), "both": (True, False)}[args.gc]:
+        print(f"garbage collector {'on' if gc_on else 'off'}:", flush=True)
+        _report(args, base, modes, gc_on)
+
+
+def _report(
+    args: argparse.Namespace, base: dict[str, int], modes: tuple[str, ...], gc_on: bool
+) -> None:
+    """Count and print one collector setting's figures."""
     runs = []
     for fragment in args.fragments or (base["fragment"],):
         workload = {**base, "fragment": fragment}
         per, events = _per_request(
-            args.case, args.requests, workload, modes, args.replay, max(1, args.seeds)
+            args.case, args.requests, workload, modes, args.replay, max(1, args.seeds), gc_on
         )
         bare, tooltap = _mean(per["bare"]), _mean(per["tooltap"])
         each = [t - b for t, b in zip(per["tooltap"], per["bare"], strict=True)]

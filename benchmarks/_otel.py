@@ -2,6 +2,8 @@
 
 Spans go through a ``BatchSpanProcessor`` to an exporter that drops them (its thread's
 CPU is part of the process CPU we measure), metrics to an ``InMemoryMetricReader``.
+``noop()`` instruments over OpenTelemetry's no-op providers instead: tooltap's own work,
+without what the SDK spends on the spans and metric points it is given.
 ``bare()`` uninstruments and checks that no tooltap wrapper is left on any class.
 """
 
@@ -9,10 +11,12 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from opentelemetry.metrics import NoOpMeterProvider
 from opentelemetry.sdk.metrics import MeterProvider
 from opentelemetry.sdk.metrics.export import InMemoryMetricReader
 from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
 from opentelemetry.sdk.trace.export import BatchSpanProcessor, SpanExporter, SpanExportResult
+from opentelemetry.trace import NoOpTracerProvider
 
 import tooltap
 
@@ -31,7 +35,8 @@ class _Discard(SpanExporter):
 
 
 class Toggle:
-    """``instrumented()`` / ``bare()``; ``close()`` uninstruments and shuts the providers."""
+    """``instrumented()`` / ``noop()`` / ``bare()``; ``close()`` uninstruments and shuts
+    the providers."""
 
     def __init__(self) -> None:
         self.exporter = _Discard()
@@ -39,21 +44,31 @@ class Toggle:
         self.tracer_provider.add_span_processor(BatchSpanProcessor(self.exporter))
         self.reader = InMemoryMetricReader()
         self.meter_provider = MeterProvider(metric_readers=[self.reader])
-        self.on = False
+        self.on: str | None = None  # "sdk" or "noop" when instrumented
 
     def instrumented(self) -> None:
-        """Instrument (no-op when already on)."""
-        if not self.on:
+        """Instrument over the SDK providers (nothing to do when already so)."""
+        if self.on != "sdk":
+            self.bare()
             tooltap.instrument(
                 tracer_provider=self.tracer_provider, meter_provider=self.meter_provider
             )
-            self.on = True
+            self.on = "sdk"
+
+    def noop(self) -> None:
+        """Instrument over OpenTelemetry's no-op providers."""
+        if self.on != "noop":
+            self.bare()
+            tooltap.instrument(
+                tracer_provider=NoOpTracerProvider(), meter_provider=NoOpMeterProvider()
+            )
+            self.on = "noop"
 
     def bare(self) -> None:
         """Uninstrument, and fail loudly if any tooltap wrapper survived."""
         if self.on:
             tooltap.uninstrument()
-            self.on = False
+            self.on = None
         left = wrapped_methods()
         if left:
             raise RuntimeError(f"tooltap wrappers left after uninstrument: {left}")

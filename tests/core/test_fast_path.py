@@ -18,11 +18,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tests.corpus import load_cases
-from tooltap._core._json import _match_run, loads, loads_str, unescape
+from tooltap._core._json import loads, loads_str, unescape
 from tooltap.core import Limits, StreamParser
 
 Stream = Callable[..., bytes]
-Run = tuple[bytes, int]
 
 
 def _dumps(value: Any, ascii_only: bool) -> str:
@@ -154,38 +153,26 @@ STREAMS: dict[str, Stream] = {
 
 
 class Counted:
-    """A parser whose fast paths (armed runs and the reducer's ``fast``) count the events
-    they handled, each once: matched events the parser declines (no open run yet, or the
-    limit near) go on to ``fast``, which then does not count them again."""
+    """A parser whose fast path (the reducer's ``fast``) counts the events it took."""
 
     def __init__(self, dialect: str, limits: Limits | None = None) -> None:
         self.parser = StreamParser(dialect, limits=limits)
         self.hits = 0
-        self.matched: set[bytes] = set()
-        fast, match = self.parser._fast, self.parser._match
+        fast = self.parser._fast
         assert fast is not None
 
         def counting(block: bytes) -> bool:
             handled = fast(block)
-            self.hits += handled and block not in self.matched
+            self.hits += handled
             return handled
 
-        def matching(chunk: bytes, pos: int, head: bytes, tail: bytes, cap: int) -> Run:
-            raw, end = match(chunk, pos, head, tail, cap)
-            events = [e + b"\n\n" for e in chunk[pos:end].split(b"\n\n")[:-1]]
-            self.hits += len(events)
-            self.matched.update(events)
-            return raw, end
-
         self.parser._fast = counting
-        self.parser._match = matching
 
 
 def slow(dialect: str, limits: Limits | None = None) -> StreamParser:
-    """A parser with both fast paths off: every event decoded by the full path."""
+    """A parser with the fast path off: every event decoded by the full path."""
     parser = StreamParser(dialect, limits=limits)
     parser._fast = None
-    parser._match = lambda chunk, pos, head, tail, cap: (b"", pos)
     return parser
 
 
@@ -193,20 +180,12 @@ def run(parser: StreamParser, chunks: list[bytes]) -> tuple[list[Any], Any]:
     return [parser.feed(chunk) for chunk in chunks], parser.close()
 
 
-def run_hot(parser: StreamParser, chunks: list[bytes]) -> tuple[list[Any], Any]:
-    """Feed through ``hot()`` (the C ``Hot`` where built), as the taps do."""
-    hot = parser.hot()
-    return [hot(chunk) or [] for chunk in chunks], parser.close()
-
-
 def compare(dialect: str, chunks: list[bytes], limits: Limits | None = None) -> int:
-    """Parse with and without the fast paths, and through ``hot()``; assert equal; return
-    the fast paths' hits."""
+    """Parse with and without the fast path; assert equal; return the fast path's hits."""
     counted = Counted(dialect, limits)
     fast = run(counted.parser, chunks)
     reference = run(slow(dialect, limits), chunks)
     assert fast == reference
-    assert run_hot(StreamParser(dialect, limits=limits), chunks) == reference
     return counted.hits
 
 
@@ -478,118 +457,67 @@ def test_loads_str_is_json_loads(text: str) -> None:
 
 
 @pytest.mark.parametrize("dialect", sorted(STREAMS))
-def test_the_python_match_gives_the_same_parse(dialect: str) -> None:
-    """Where the C speedup is not built, armed runs are taken by ``_match_run``."""
+def test_every_way_of_reading_takes_the_deltas_fast_and_agrees(dialect: str) -> None:
+    """One event per read, the whole rest of the stream in one read, reads that cut
+    events: the fast path takes the argument deltas event by event in each, and the parse
+    is the full path's."""
     text = json.dumps(ARGS, ensure_ascii=False)
     calls = [("write", fragments(text, 4)), ("read", fragments('{"k": "v"}', 3))]
     body = STREAMS[dialect](calls, False)
-    taken = []
-
-    def match(chunk: bytes, pos: int, head: bytes, tail: bytes, cap: int) -> Run:
-        raw, end = _match_run(chunk, pos, head, tail, cap)
-        taken.append(chunk[pos:end].count(b"\n\n"))
-        return raw, end
-
     events = by_event(body)
-    coalesced = [events[0], b"".join(events[1:])]  # one read holding the rest of the stream
     deltas = sum(len(f) for _, f in calls)
     ways = {
         "by event": events,
-        "coalesced": coalesced,
+        "coalesced": [events[0], b"".join(events[1:])],
         "cut": cut(body, list(range(5, len(body), 37))),
         "reads of 300 bytes": cut(body, list(range(300, len(body), 300))),
         "reads of 1000 bytes": cut(body, list(range(1000, len(body), 1000))),
     }
-    counts = {}
-    for way, chunks in ways.items():
-        taken.clear()
-        parser = StreamParser(dialect)
-        parser._match = match
-        assert run(parser, chunks) == run(slow(dialect), chunks)
-        counts[way] = list(taken)
-    # Responses: the deltas in the usual key order, every other one in this stream
-    share = 2 if dialect == "openai.responses" else 1
-    assert sum(counts["by event"]) >= deltas // share - 2 * len(calls)  # all but the first
-    if share == 1:
-        assert max(counts["coalesced"]) >= deltas // 2  # a call's deltas taken in one step
-    # reads that cut events: the decoder finishes the cut event, then the hot path goes on
-    assert sum(counts["reads of 1000 bytes"]) >= deltas // (3 * share)
-
-
-def test_hot_is_the_c_callable_and_takes_whole_runs() -> None:
-    """scripts/setup builds the speedup: ``hot()`` is its ``Hot``, which applies a chunk of
-    armed deltas itself and hands anything else to ``feed`` (seen here through the match
-    ``feed`` makes for the armed case)."""
-    text = json.dumps(ARGS, ensure_ascii=False)
-    body = anthropic_stream([("write", fragments(text, 4))], False)
-    events = by_event(body)
-    parser = StreamParser("anthropic.messages")
-    matched: list[bytes] = []
-    match = parser._match
-
-    def counting(chunk: bytes, pos: int, head: bytes, tail: bytes, cap: int) -> Run:
-        matched.append(chunk)
-        return match(chunk, pos, head, tail, cap)
-
-    parser._match = counting
-    hot = parser.hot()
-    assert type(hot).__name__ == "Hot"
-    deltas = [e for e in events if b"input_json_delta" in e]
-    odd = deltas[10]
-    for chunk in events:
-        hot(bytearray(chunk) if chunk is odd else chunk)  # type: ignore[arg-type]
-    left = [c for c in matched if b"input_json_delta" in c]
-    assert len(left) == 3 < len(deltas)  # feed got the first two (no run yet), and odd
-    assert type(left[-1]) is bytearray  # not bytes: feed decides
-    assert [c.args for c in parser.close().calls] == [ARGS]
+    hits = {way: compare(dialect, chunks) for way, chunks in ways.items()}
+    assert hits["by event"] >= deltas
+    assert hits["coalesced"] >= deltas
+    # reads that cut events: the decoder finishes the cut event, then the fast path goes on
+    assert hits["reads of 1000 bytes"] >= deltas // 3
 
 
 @pytest.mark.parametrize("dialect", sorted(STREAMS))
-def test_hot_takes_each_dialects_deltas_whatever_their_random_padding(dialect: str) -> None:
-    """Every dialect arms ``Hot``: OpenAI's argument deltas differ from event to event in
-    their ``obfuscation`` value (and Responses' in ``sequence_number``), which the template
-    holds as slots. Only a call's first delta, and (Responses) the deltas in the other key
-    order, reach ``feed``."""
+def test_each_dialects_deltas_skip_the_decoder_whatever_their_random_padding(
+    dialect: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """OpenAI's argument deltas differ from event to event in their ``obfuscation`` value
+    (and Responses' in ``sequence_number`` and key order): none of them reaches the
+    reducer's full path, but (Chat) those before the stream's head is learnt."""
     text = json.dumps(ARGS, ensure_ascii=False)
     calls = [("write", fragments(text, 4)), ("read", fragments('{"k": "v", "n": 12}', 3))]
     events = by_event(STREAMS[dialect](calls, False))
     parser = StreamParser(dialect)
-    fed: dict[int, bytes] = {}
-    fast, match = parser._fast, parser._match
-    assert fast is not None
+    decoded: list[bytes] = []
+    reducer = type(parser._reducer)
+    event = reducer.event
 
-    def fast_seen(chunk: bytes) -> bool:
-        fed[id(chunk)] = chunk
-        return fast(chunk)
+    def seen(self: Any, ev: Any) -> Any:
+        decoded.append(ev.data)
+        return event(self, ev)
 
-    def match_seen(chunk: bytes, pos: int, head: bytes, tail: bytes, cap: int) -> Run:
-        fed[id(chunk)] = chunk
-        return match(chunk, pos, head, tail, cap)
-
-    parser._fast, parser._match = fast_seen, match_seen
-    hot = parser.hot()
-    assert type(hot).__name__ == "Hot"
+    monkeypatch.setattr(reducer, "event", seen)
     for chunk in events:
-        hot(chunk)
+        parser.feed(chunk)
     assert [c.args for c in parser.close().calls] == [ARGS, {"k": "v", "n": 12}]
     marker = {
         "openai.chat": b'"arguments":"',
         "anthropic.messages": b"input_json_delta",
-        "openai.responses": b'"sequence_number"',  # the usual order's deltas come first
+        "openai.responses": b"arguments.delta",
     }
     deltas = [e for e in events if marker[dialect] in e and b"delta" in e]
     deltas = [e for e in deltas if b'"arguments":""' not in e and b'"partial_json":""' not in e]
-    if dialect == "openai.responses":
-        deltas = [e for e in deltas if e.find(b'"sequence_number"') < e.find(b'"delta":"')]
-    reached = [e for e in deltas if id(e) in fed]
+    reached = [e for e in deltas if any(data and data in e for data in decoded)]
     assert len(deltas) > 10
-    assert len(reached) <= len(calls)  # the first of each call (Chat: of the stream)
+    assert len(reached) <= len(calls)
 
 
-def test_interleaved_responses_calls_rearm_and_agree() -> None:
-    """Deltas of two open Responses items, alternating: each delta of the other item
-    re-arms the template for its own call (item id in the head), and the calls come out
-    as the full path gives them."""
+def test_interleaved_responses_calls_agree() -> None:
+    """Deltas of two open Responses items, alternating: each is found by its item id, and
+    the calls come out as the full path gives them."""
     text_a, text_b = json.dumps({"a": "x" * 40}), json.dumps({"b": list(range(12))})
     body = responses_stream([("a", fragments(text_a, 3)), ("b", fragments(text_b, 3))], False)
     events = by_event(body)
@@ -601,9 +529,8 @@ def test_interleaved_responses_calls_rearm_and_agree() -> None:
     mixed = [x for pair in zip(of[0], of[1], strict=False) for x in pair]
     mixed += of[0][len(of[1]) :] + of[1][len(of[0]) :]
     chunks = others[:1] + adds + mixed + [e for e in rest if e is not others[0]]
-    compare("openai.responses", chunks)
+    assert compare("openai.responses", chunks) >= len(mixed)
     parser = StreamParser("openai.responses")
-    hot = parser.hot()
     for chunk in chunks:
-        hot(chunk)
+        parser.feed(chunk)
     assert [c.args for c in parser.close().calls] == [json.loads(text_a), json.loads(text_b)]

@@ -16,8 +16,6 @@ import pytest
 from tests.telemetry.support import LIBS, Recorder, attrs, first_body, url
 from tooltap.simulator import Fault, Simulator
 
-pytestmark = pytest.mark.usefixtures("tap_loop")  # both tap loops (sync and async)
-
 DIALECT = "anthropic.messages"
 
 

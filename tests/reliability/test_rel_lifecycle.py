@@ -35,7 +35,7 @@ from tooltap.simulator import FAULT_HEADER, Simulator
 
 pytestmark = [
     pytest.mark.asyncio(loop_scope="module"),
-    pytest.mark.usefixtures("frozen_heap", "tap_loop"),  # both tap loops (sync and async)
+    pytest.mark.usefixtures("frozen_heap"),
 ]
 
 APPS = [*MODELS, "anthropic.traced"]

@@ -7,21 +7,14 @@ import logging
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from ._json import loads, match_run
+from ._json import loads
 from .dialects import dialect_module
-from .dialects._fragments import Fragments
 from .model import Limits, Parsed, Problem, ToolCall
 from .sse import SSEEvent, SSEParser
 
 __all__ = ["StreamParser", "parse_response"]
 
 _log = logging.getLogger("tooltap")
-
-Hot: Callable[..., Callable[[bytes], list[ToolCall] | None]] | None
-try:
-    from ._speedups import Hot
-except ImportError:  # pragma: no cover - built wherever a C compiler is
-    Hot = None
 
 
 class StreamParser:
@@ -30,37 +23,20 @@ class StreamParser:
     ``feed(chunk)`` returns the calls that chunk completed; ``close()`` returns the
     whole ``Parsed``. The parser is total: malformed input becomes problems.
 
-    Hot path, at an event boundary (the SSE decoder idle): when the reducer is ``armed``
-    (the head and tail of the open call's argument deltas), the run of such deltas at the
-    start of the chunk is taken in one step (``match_run``: one C call when ``_speedups``
-    is built) and their escaped fragments appended to the call's open run: most of a
-    stream's chunks end there, however many events a read holds. A one-event chunk then
-    goes to the reducer's ``fast(chunk) -> bool`` (if it has one), which applies an event
-    whose effect is certain from its bytes (an argument delta of the open call, a text
-    delta) without building an event or decoding JSON. A chunk of several events is taken
-    event by event the same way; what they decline takes the full path. A chunk that
+    Fast path, at an event boundary (the SSE decoder idle): each whole event of the
+    chunk goes first to the reducer's ``fast(event) -> bool`` (if it has one), which
+    applies an event whose effect is certain from its bytes (an argument delta of an
+    open call, a text delta) without building an event or decoding JSON; what it
+    declines takes the full path (SSE decoder, JSON, ``Reducer.event``). A chunk that
     starts inside an event goes to the decoder only up to the end of that event.
     """
 
-    __slots__ = (
-        "_cap",
-        "_closed",
-        "_fast",
-        "_faults",
-        "_limit",
-        "_match",
-        "_reducer",
-        "_sse",
-        "dialect",
-        "limits",
-    )
+    __slots__ = ("_cap", "_closed", "_fast", "_faults", "_reducer", "_sse", "dialect", "limits")
 
     def __init__(self, dialect: str, *, limits: Limits | None = None) -> None:
         self.dialect = dialect
         self.limits = limits or Limits()
         self._cap = self.limits.max_event_bytes
-        self._limit = self.limits.max_argument_bytes
-        self._match: Callable[[bytes, int, bytes, bytes, int], tuple[bytes, int]] = match_run
         self._sse = SSEParser(self._cap)
         self._reducer = dialect_module(dialect).Reducer(self.limits)
         self._fast: Callable[[bytes], bool] | None = getattr(self._reducer, "fast", None)
@@ -72,47 +48,24 @@ class StreamParser:
         sse = self._sse
         if not sse.idle:
             return self._resume(chunk)
-        pos = 0
-        armed = self._reducer.armed
-        if armed is not None:
-            try:
-                raw, end = self._match(chunk, 0, armed[0], armed[1], self._cap)
-            except Exception as exc:  # noqa: BLE001 - the core is total: the full path decides
-                self._fault("fast path", exc)
-                events = sse.feed(chunk)
-                return self._events(events) if events else []
-            if end and self._append(armed[2], raw):
-                if end == len(chunk):
-                    return []
-                pos = end
         fast = self._fast
         if fast is None:
-            events = sse.feed(chunk[pos:] if pos else chunk)
+            events = sse.feed(chunk)
             return self._events(events) if events else []
-        if not pos and len(chunk) <= self._cap and chunk.endswith(b"\n\n"):
+        if len(chunk) <= self._cap and chunk.endswith(b"\n\n"):
             try:
-                if fast(chunk):
+                if fast(chunk):  # most chunks: one event the fast path takes
                     return []
             except Exception as exc:  # noqa: BLE001 - the core is total
                 self._fault("fast path", exc)
                 return []
             return self._rest(fast, chunk, 0, offered=True)
-        return self._rest(fast, chunk, pos, offered=False)
-
-    def hot(self) -> Callable[[bytes], list[ToolCall] | None]:
-        """A callable with ``feed``'s effect and result (None for no calls), for a caller
-        that feeds every chunk: with the C speedup built, a chunk that is wholly a run of
-        armed deltas is applied in one C call (no Python frame, no list); any other chunk
-        goes to ``feed``. The parser does not keep it (no reference cycle). A dialect that
-        never arms gets ``feed`` itself."""
-        if Hot is None or getattr(type(self._reducer), "armed", None) is None:
-            return self.feed
-        return Hot(self._sse, self._reducer, self.feed, self._cap, self._limit)
+        return self._rest(fast, chunk, 0, offered=False)
 
     def _resume(self, chunk: bytes) -> list[ToolCall]:
         """A chunk that starts inside an event (reads that cut events): the decoder takes
         it up to the first blank line, which ends that event; the rest, from an event
-        boundary again, takes the hot path instead of staying in the decoder for good."""
+        boundary again, takes the fast path instead of staying in the decoder for good."""
         sse, fast = self._sse, self._fast
         cut = chunk.find(b"\n\n") + 2
         if fast is None or cut < 2 or cut == len(chunk):
@@ -128,23 +81,12 @@ class StreamParser:
     def _rest(
         self, fast: Callable[[bytes], bool], chunk: bytes, pos: int, *, offered: bool
     ) -> list[ToolCall]:
-        """``chunk`` from ``pos`` (an event boundary): whole events one by one, runs of armed
-        deltas in one step, each other event to ``fast`` (unless ``offered``: the chunk is
-        that event and ``fast`` declined it), else through the SSE decoder; a partial last
-        event to the decoder."""
+        """``chunk`` from ``pos`` (an event boundary): whole events one by one, each to
+        ``fast`` (unless ``offered``: the chunk is that event and ``fast`` declined it),
+        else through the SSE decoder; a partial last event to the decoder."""
         calls: list[ToolCall] = []
         sse, n = self._sse, len(chunk)
         while pos < n and sse.idle:
-            armed = self._reducer.armed
-            if armed is not None:
-                try:
-                    raw, end = self._match(chunk, pos, armed[0], armed[1], self._cap)
-                except Exception as exc:  # noqa: BLE001 - the core is total
-                    self._fault("fast path", exc)
-                    break
-                if end > pos and self._append(armed[2], raw):
-                    pos = end
-                    continue
             stop = chunk.find(b"\n\n", pos) + 2
             if stop < 2:
                 break  # a partial event
@@ -164,17 +106,6 @@ class StreamParser:
             if events:
                 calls += self._events(events)
         return calls
-
-    def _append(self, fragments: Fragments, raw: bytes) -> bool:
-        """Append armed deltas' escaped fragments to the open run (``Fragments.add_raw``'s
-        usual case); False, nothing done, without an open run or near the limit: the
-        events then take the reducer's path, which decides exactly."""
-        run, size = fragments.run, fragments.size + len(raw)
-        if run is None or size > self._limit:
-            return False
-        fragments.size = size
-        run += raw
-        return True
 
     def _events(self, events: list[SSEEvent]) -> list[ToolCall]:
         calls: list[ToolCall] = []

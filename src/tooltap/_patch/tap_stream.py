@@ -6,15 +6,14 @@ exactly once, on the first of: the body exhausted, closed (``close``/``aclose``)
 broken by an exception, or the proxy garbage-collected unread (``weakref.finalize``;
 the state it calls holds no reference to the proxy or the response, so no cycle).
 
-The loops are the C ``Tap`` and ``ATap`` iterators where the speedup is built (no Python
-frame per chunk); ``TapSyncStream._loop`` and ``TapAsyncStream._loop``, generators, are
-their pure Python twins.
+The loops are a generator and an async generator: misuse from two threads or tasks
+(a second reader, a close while a read is running) gets the interpreter's own
+"already executing" / "already running" error, as the bare body's generator gives it.
 """
 
 from __future__ import annotations
 
 import asyncio
-import functools
 import json
 import weakref
 import zlib
@@ -28,13 +27,6 @@ from .._core.model import ErrorClass, Problem, RequestInfo, ToolCall
 from .._core.stream import StreamParser, parse_response
 from .._quietly import quietly, report
 from .._telemetry.operation import Operation
-
-Tap: Callable[..., Iterator[bytes]] | None
-ATap: Callable[..., AsyncIterator[bytes]] | None
-try:
-    from .._core._speedups import ATap, Tap
-except ImportError:  # built without a C compiler: the generators below
-    Tap = ATap = None
 
 __all__ = ["TapAsyncStream", "TapState", "TapSyncStream"]
 
@@ -68,8 +60,8 @@ class TapState:
 
     The proxies call ``hot(chunk)`` for every chunk and hand the calls it returns to
     ``op.calls_received``: ``hot`` is ``feed`` for the first chunk, then the parser's own
-    ``hot()`` when nothing else is left to do per chunk (an SSE body, not compressed),
-    which saves a Python call on every event (two with the C speedup).
+    ``feed`` when nothing else is left to do per chunk (an SSE body, not compressed),
+    which saves a Python call on every event.
     """
 
     __slots__ = (
@@ -137,7 +129,7 @@ class TapState:
             self._first = False
             self.op.first_chunk()
             if self._parser is not None and self._decode is None:
-                self.hot = self._parser.hot()
+                self.hot = self._parser.feed
         data = self._decode(chunk) if self._decode is not None else chunk
         parser = self._parser
         if parser is not None:
@@ -238,14 +230,10 @@ class TapSyncStream(_Observed):
         state.watch(self)
 
     def __iter__(self) -> Iterator[bytes]:
-        state = self._self_state
-        if Tap is not None:
-            settle = functools.partial(quietly, state.finish)
-            return Tap(self.__wrapped__, state, state.op.calls_received, state.broken, settle)
-        return self._loop(state)
+        return self._loop(self._self_state)
 
     def _loop(self, state: TapState) -> Iterator[bytes]:
-        """The loop in Python: ``Tap``'s twin, with the same settle-once semantics."""
+        """Every chunk to the app, after tooltap's step; settles once however it ends."""
         try:
             for chunk in self.__wrapped__:
                 try:
@@ -279,14 +267,11 @@ class TapAsyncStream(_Observed):
         state.watch(self)
 
     def __aiter__(self) -> AsyncIterator[bytes]:
-        state = self._self_state
-        if ATap is not None:
-            settle = functools.partial(quietly, state.finish)
-            return ATap(self.__wrapped__, state, state.op.calls_received, state.broken, settle)
-        return self._loop(state)
+        return self._loop(self._self_state)
 
     async def _loop(self, state: TapState) -> AsyncIterator[bytes]:
-        """The loop in Python: ``ATap``'s twin, with the same settle-once semantics."""
+        """Every chunk to the app, after tooltap's step; settles once however it ends
+        (a cancelled reader as closed)."""
         inner = self.__wrapped__.__aiter__()
         try:
             async for chunk in inner:

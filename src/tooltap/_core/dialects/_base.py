@@ -6,25 +6,16 @@ from typing import Any, Protocol
 
 from ..model import Limits, Parsed, ToolCall
 from ..sse import SSEEvent
-from ._fragments import Fragments
 
-#: What a reducer arms the stream parser with: the head and tail of an argument delta of
-#: the open call (exact but for ``match_run``'s slots: a sequence number, a random
-#: padding value), and that call's fragments (see ``StreamParser.feed``).
-Armed = tuple[bytes, bytes, Fragments]
-
-__all__ = ["Armed", "DialectModule", "Reducer"]
+__all__ = ["DialectModule", "Reducer"]
 
 
 class Reducer(Protocol):
     """Folds one response's SSE events into tool calls (one instance per response).
 
-    ``armed``: None, or the head and tail of a one-event argument delta of the open call
-    and its ``Fragments``: a chunk that is head + valid string body + tail (slots filled)
-    has the same effect as appending that body to the fragments' open escaped run.
+    A reducer may also have ``fast(event_bytes) -> bool``: apply one whole event whose
+    effect is certain from its bytes (see ``StreamParser``), or return False, unchanged.
     """
-
-    armed: Armed | None
 
     def __init__(self, limits: Limits) -> None: ...
 

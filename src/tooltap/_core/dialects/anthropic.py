@@ -20,7 +20,6 @@ from .._json import RAW_STRING, loads, unescape, valid_utf8
 from ..args import coerce_args, decode_arguments, may_exceed, oversized_value
 from ..model import Limits, Parsed, Problem, ServerCall, ToolCall, Usage
 from ..sse import SSEEvent
-from ._base import Armed
 from ._fragments import Fragments
 
 __all__ = ["Reducer", "parse_body"]
@@ -41,8 +40,6 @@ _ARGS_HEAD: Final = b' {"type":"content_block_delta","index":%d,"delta":{"type":
 #: The rest of an arguments delta after its prefix: the fragment (group 1), still escaped,
 #: its closing quote and the two braces, with Anthropic's padding.
 _ARGS_REST: Final = re.compile(b"(" + RAW_STRING + rb')"\}[ \t]*+\}[ \t]*+')
-#: The compact tail of an arguments delta, which the stream parser matches itself.
-_ARGS_TAIL: Final = b'"}}\n\n'
 
 
 def _is_tool_block(kind: Any) -> TypeGuard[str]:
@@ -97,7 +94,6 @@ class Reducer:
         "_problems",
         "_server",
         "_usage",
-        "armed",
     )
 
     def __init__(self, limits: Limits) -> None:
@@ -114,7 +110,6 @@ class Reducer:
         self._model: str | None = None
         self._ended = False  # message_stop or an error event was seen
         self._args: tuple[bytes, _Block] | None = None  # the last started tool block's deltas
-        self.armed: Armed | None = None  # its compact deltas, for StreamParser.feed
 
     def fast(self, chunk: bytes) -> bool:
         """Apply a one-event chunk without decoding it when its effect is certain.
@@ -185,7 +180,7 @@ class Reducer:
             block = self._blocks.pop(index, None) if isinstance(index, int) else None
             if block is not None:
                 if self._args is not None and block is self._args[1]:
-                    self._args = self.armed = None
+                    self._args = None
                 return self._close(block)
         elif kind == "content_block_start":
             self._start(data)
@@ -201,14 +196,14 @@ class Reducer:
             for block in self._blocks.values():  # blocks never stopped: judge what arrived
                 calls += self._close(block)
             self._blocks.clear()
-            self._args = self.armed = None
+            self._args = None
             return calls
         elif kind == "error":
             self._error(data.get("error"))
             self._ended = True
             self._problems += [self._cut(block) for block in self._blocks.values()]
             self._blocks.clear()
-            self._args = self.armed = None
+            self._args = None
         return []
 
     def _start(self, data: dict[str, Any]) -> None:
@@ -233,7 +228,6 @@ class Reducer:
             block.get("input"),
         )
         self._args = (_DELTA_EVENT + _ARGS_HEAD % index, started)
-        self.armed = (self._args[0], _ARGS_TAIL, started.fragments)
 
     def _delta(self, data: dict[str, Any]) -> None:
         delta = data.get("delta")

@@ -25,7 +25,6 @@ from .._json import loads
 from ..args import coerce_args, decode_arguments, may_exceed, oversized_value
 from ..model import Limits, Parsed, Problem, ToolCall, Usage
 from ..sse import SSEEvent
-from ._base import Armed
 from ._partial_args import PartialCall
 
 __all__ = ["Reducer", "parse_body"]
@@ -96,8 +95,6 @@ def _reason(value: Any) -> str | None:
 
 class Reducer:
     """Folds one ``streamGenerateContent?alt=sse`` stream; each event is a whole response."""
-
-    armed: Armed | None = None  # this dialect does not arm the stream parser
 
     __slots__ = (
         "_attempts",

@@ -20,10 +20,8 @@ Fast path (``Reducer.fast``): most events of a tool-call stream only carry the n
 argument fragment of the open call. Every chunk of a response repeats the same bytes
 before ``"choices"`` (id, created, model...): once a decoded chunk shows those bytes close
 into an object without usage, a later chunk that starts with them and the open call's
-delta prefix, and ends in the fixed compact tail, has its fragment appended still escaped.
-The first such chunk also shows which tail this stream uses (with ``usage: null``, with
-OpenAI's random ``obfuscation``): from then on the reducer is ``armed`` with that head
-and tail (the obfuscation value a slot), so the stream parser takes these chunks whole.
+delta prefix, and ends in the fixed compact tail (with or without ``usage: null`` and
+OpenAI's random ``obfuscation``), has its fragment appended still escaped.
 """
 
 from __future__ import annotations
@@ -32,10 +30,9 @@ import re
 from collections import deque
 from typing import Any, Final
 
-from .._json import PLAIN_STRING, RAW_STRING, SLOT_PLAIN, loads, unescape, valid_utf8
+from .._json import PLAIN_STRING, RAW_STRING, loads, unescape, valid_utf8
 from ..model import Limits, Parsed, Problem, ToolCall, Usage
 from ..sse import SSEEvent
-from ._base import Armed
 from ._openai import (
     NOT_JSON,
     Collector,
@@ -54,12 +51,12 @@ INCOMPLETE_REASONS: Final = frozenset({"length", "content_filter"})
 _CHOICES: Final = b'"choices":['
 _DELTA_HEAD: Final = b'"choices":[{"index":0,"delta":{"tool_calls":[{"index":'
 #: The rest of an arguments delta after its learnt head: the fragment (group 1), still
-#: escaped, then what follows it (its first part is fixed; group 2 the obfuscation value).
+#: escaped, then what follows it (its first part is fixed, then optional fields).
 #: One match does it all: a fragment cannot hold the tail's unescaped quote, so the split
 #: is unique.
 _ARGS_REST: Final = re.compile(
     b"(" + RAW_STRING + b")" + re.escape(b'"}}]},"logprobs":null,"finish_reason":null}]')
-    + rb'(?:,"usage":null)?(?:,"obfuscation":"(' + PLAIN_STRING + rb')")?\}'
+    + rb'(?:,"usage":null)?(?:,"obfuscation":"' + PLAIN_STRING + rb'")?\}'
 )
 _LEARN_TRIES: Final = 4
 
@@ -103,9 +100,7 @@ class Reducer:
         "_out",
         "_parsed",
         "_released",
-        "_tail",
         "_tries",
-        "armed",
     )
 
     def __init__(self, limits: Limits) -> None:
@@ -118,8 +113,6 @@ class Reducer:
         self._head: bytes | None = None  # every chunk's bytes up to the tool call index
         self._tries = _LEARN_TRIES
         self._args: tuple[bytes, PendingCall] | None = None  # the open call's delta prefix
-        self._tail: bytes | None = None  # this stream's delta tail (a slot for obfuscation)
-        self.armed: Armed | None = None  # both, for StreamParser.feed
 
     def fast(self, chunk: bytes) -> bool:
         """Append the fragment of a one-event arguments-only delta of the open call, still
@@ -135,9 +128,6 @@ class Reducer:
         if not (raw.isascii() or valid_utf8(raw)):
             return False
         fragments = call.fragments
-        if self._tail is None:
-            self._tail = _tail(chunk, rest)
-            self.armed = (prefix, self._tail, fragments)
         run, size = fragments.run, fragments.size + len(raw)
         if run is not None and size <= self._limit:  # Fragments.add_raw's usual case, inline
             fragments.size = size
@@ -148,15 +138,13 @@ class Reducer:
 
     def _retarget(self) -> None:
         """Point the fast path at the arguments deltas of the call open in choice 0."""
-        self._args = self.armed = None
+        self._args = None
         st = self._choices.get(0)
         if self._head is None or st is None or st.done or st.open is None:
             return
         for index, call in st.by_index.items():
             if call is st.open:
                 self._args = (self._head + b'%d,"function":{"arguments":"' % index, call)
-                if self._tail is not None:
-                    self.armed = (self._args[0], self._tail, call.fragments)
                 return
 
     def _learn(self, data: bytes) -> None:
@@ -355,15 +343,6 @@ class Reducer:
             if not final and (pending or not st.done):
                 break
         return out
-
-
-def _tail(chunk: bytes, rest: re.Match[bytes]) -> bytes:
-    """The tail of the arguments delta ``chunk`` (``_ARGS_REST`` matched after its head,
-    up to its blank line): from the fragment's closing quote on, the obfuscation value
-    (if any) as a slot."""
-    if rest.start(2) < 0:
-        return chunk[rest.end(1) :]
-    return chunk[rest.end(1) : rest.start(2)] + SLOT_PLAIN + chunk[rest.end(2) :]
 
 
 def _load(ev: SSEEvent, out: Collector) -> dict[str, Any] | None:

@@ -18,10 +18,8 @@ Choices made here:
 
 Fast path (``Reducer.fast``): a ``response.function_call_arguments.delta`` event in one of
 the compact key orders OpenAI sends, for a call already open, has its fragment appended
-still escaped, without decoding the event. One in the usual order also arms the reducer
-for the stream parser: its bytes, with the sequence number and the random ``obfuscation``
-value as slots, are the template of that call's next deltas, until the next event that
-takes the full path.
+still escaped, without decoding the event. The call is found by its item id, so
+deltas of several open calls may interleave.
 """
 
 from __future__ import annotations
@@ -31,10 +29,9 @@ import re
 from collections.abc import Callable
 from typing import Any, Final
 
-from .._json import INT, PLAIN_STRING, RAW_STRING, SLOT_INT, SLOT_PLAIN, unescape, valid_utf8
+from .._json import INT, PLAIN_STRING, RAW_STRING, unescape, valid_utf8
 from ..model import Limits, Parsed, Problem, ToolCall, Usage
 from ..sse import SSEEvent
-from ._base import Armed
 from ._openai import (
     NOT_JSON,
     Collector,
@@ -93,7 +90,6 @@ class Reducer:
         "_out",
         "_parsed",
         "_queue",
-        "armed",
     )
 
     def __init__(self, limits: Limits) -> None:
@@ -106,7 +102,6 @@ class Reducer:
         self._next_pos = 0
         self._complete = False
         self._parsed: Parsed | None = None
-        self.armed: Armed | None = None  # the template of the open call's deltas
         self._handlers: dict[str, Callable[[dict[str, Any]], None]] = {
             "response.created": self._started,
             "response.in_progress": self._started,
@@ -141,9 +136,6 @@ class Reducer:
         if call is None or call.finished or not (raw.isascii() or valid_utf8(raw)):
             return False  # (every call is finished once the response is complete)
         fragments = call.fragments
-        armed = self.armed
-        if (armed is None or armed[2] is not fragments) and match.re is _DELTA_IN_ORDER:
-            self.armed = (*_template(chunk, match), fragments)
         run, size = fragments.run, fragments.size + len(raw)
         if run is not None and size <= self._limit:  # Fragments.add_raw's usual case, inline
             fragments.size = size
@@ -154,7 +146,6 @@ class Reducer:
 
     def event(self, ev: SSEEvent) -> list[ToolCall]:
         """Take one SSE event; return the calls it completed, in output order."""
-        self.armed = None
         payload = load_event(ev)
         if not isinstance(payload, dict):
             if payload is not NOT_JSON:
@@ -338,19 +329,6 @@ def _note_status(out: Collector, status: Any, resp: dict[str, Any]) -> None:
         out.incomplete(reason or status)
     elif status == "failed":
         out.error(resp.get("error") or "response failed")
-
-
-def _template(chunk: bytes, match: re.Match[bytes]) -> tuple[bytes, bytes]:
-    """The head and tail of the delta event ``chunk`` (``_DELTA_IN_ORDER`` matched after
-    ``_DELTA_HEAD``, up to its blank line), with its sequence number and obfuscation value
-    as slots: what its call's next deltas repeat."""
-    head = chunk[: match.start(3)]
-    if match.start(1) >= 0:
-        head = chunk[: match.start(1)] + SLOT_INT + chunk[match.end(1) : match.start(3)]
-    tail = chunk[match.end(3) :]
-    if match.start(4) >= 0:
-        tail = chunk[match.end(3) : match.start(4)] + SLOT_PLAIN + chunk[match.end(4) :]
-    return head, tail
 
 
 def parse_body(body: Any, limits: Limits, *, size: int | None = None) -> Parsed:

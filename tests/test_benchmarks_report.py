@@ -1,0 +1,84 @@
+"""The benchmark's verdicts are computed from the figures, and the README section from them."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from benchmarks._report import README_BEGIN, README_END, readme_section, tables, targets
+
+
+def _case(name: str, bare: float, inst: float, **extra: Any) -> dict[str, Any]:
+    streamed = extra.pop("streamed", True)
+    return {
+        "case": name, "kind": extra.pop("kind", "sdk"), "streamed": streamed,
+        "events": 1500 if streamed else 0, "samples": 8, "bare_cpu_ms": bare,
+        "tooltap_cpu_ms": inst, "ratio": inst / bare, "added_cpu_ms": inst - bare,
+        "added_us_per_event": (inst - bare) * 1e3 / 1500 if streamed else None,
+        "bare_ttfc_ms": 10.0 if streamed else None, "tooltap_ttfc_ms": 10.5 if streamed else None,
+        **extra,
+    }  # fmt: skip
+
+
+CASES = [
+    _case("anthropic create(stream=True)", 56.0, 58.0),
+    _case("openai.chat create(stream=True)", 233.0, 250.0),
+    _case("openai.chat .stream() helper", 480.0, 445.0),
+    _case("google generate_content", 3.0, 3.5, streamed=False, own_added_ms=0.12,
+          otel_sdk_ms=0.38),
+    _case("anthropic not streamed", 3.0, 3.5, streamed=False, own_added_ms=0.2, otel_sdk_ms=0.3),
+    _case("long conversation, not streamed", 4.0, 4.5, streamed=False, own_added_ms=0.4,
+          otel_sdk_ms=0.1),
+    _case("httpx2 GET /v1/models (not LLM)", 1.0, 0.98, streamed=False, kind="non-llm"),
+]  # fmt: skip
+
+
+def _verdicts() -> dict[tuple[str, str], str]:
+    return {(t["case"], t["target"].split(" ")[0]): t["verdict"] for t in targets(CASES)}
+
+
+def test_verdicts_follow_the_figures() -> None:
+    v = _verdicts()
+    assert v["anthropic create(stream=True)", "ratio"] == "met"  # 1.036
+    assert v["openai.chat create(stream=True)", "ratio"] == "MISSED"  # 1.073
+    assert v["openai.chat .stream() helper", "ratio"] == "inconclusive"  # below 1
+    assert v["google generate_content", "≤"] == "met"  # own 0.12 ms; the SDK's comes on top
+    assert v["anthropic not streamed", "≤"] == "MISSED"
+    assert v["long conversation, not streamed", "≤"] == "MISSED"  # all-in 0.5 ms > 0.3
+    assert v["httpx2 GET /v1/models (not LLM)", "non-LLM"] == "inconclusive"
+    assert v["anthropic create(stream=True)", "TTFC"] == "met"
+
+
+def test_memory_is_judged_flat_only_when_it_is() -> None:
+    def memory(rss: float, objects: float, left: int) -> dict[str, Any]:
+        return {
+            "sequential": {
+                "turns": 10_000,
+                "rss_growth_kib_per_1000_turns_second_half": rss,
+                "gc_objects_growth_per_1000_turns_second_half": objects,
+                "samples": [{"open_tool_spans": left}],
+            }
+        }
+
+    def verdict(**kw: Any) -> str:
+        return targets([], memory(**kw))[0]["verdict"]
+
+    assert verdict(rss=4, objects=1, left=0) == "met"
+    assert verdict(rss=400, objects=1, left=0) == "MISSED"
+    assert verdict(rss=4, objects=1, left=1) == "MISSED"
+
+
+def test_every_case_reaches_the_table_and_the_readme_section() -> None:
+    results = {
+        "cases": CASES,
+        "targets": targets(CASES),
+        "machine": {
+            "tooltap_commit": "abc1234", "date": "today", "cores": 2, "python": "3.11.7",
+            "load_average_at_start": (1.0, 1.0, 1.0), "load_average_at_end": (2.0, 1.0, 1.0),
+        },
+    }  # fmt: skip
+    section = readme_section(results)
+    assert section.startswith(README_BEGIN) and section.endswith(README_END)
+    text = tables(results)
+    for case in CASES:
+        assert f"| {case['case']} |" in section and f"| {case['case']} |" in text
+    assert "| inconclusive |" in section and "| MISSED |" in section and "abc1234" in section
