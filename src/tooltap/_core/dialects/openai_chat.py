@@ -406,7 +406,7 @@ def _tail(chunk: bytes, rest: re.Match[bytes]) -> bytes:
 def _zero(fc: Any) -> bool:
     """Whether a legacy ``function_call`` (or its delta) is absent: None, or an object whose
     values are all empty (``{"name": "", "arguments": ""}``)."""
-    return fc is None or (isinstance(fc, dict) and not any(v not in (None, "") for v in fc.values()))
+    return fc is None or (isinstance(fc, dict) and all(v in (None, "") for v in fc.values()))
 
 
 def _whole_object(call: PendingCall) -> bool:
