@@ -227,20 +227,31 @@ def _openai_choice(choice: Any) -> str | None:
 # --- OpenAI Responses --------------------------------------------------------------
 
 
+def _responses_tools(r: _Reader, tools: Any, where: str) -> None:
+    """Function and custom tools of a tools list, those grouped in a ``namespace`` included
+    (a call names the tool itself, and carries the namespace beside it)."""
+    for i, tool in enumerate(_items(tools, r, where)):
+        kind = tool.get("type")
+        if kind == "function":
+            r.tool(tool.get("name"), tool.get("parameters"), f"{where}[{i}]")
+        elif kind == "custom":
+            r.tool(tool.get("name"), None, f"{where}[{i}]")
+        elif kind == "namespace":
+            _responses_tools(r, tool.get("tools"), f"{where}[{i}].tools")
+
+
 def _responses(r: _Reader, body: Mapping[str, Any]) -> None:
-    for i, tool in enumerate(_items(body.get("tools"), r, "tools")):
-        if tool.get("type") == "function":
-            r.tool(tool.get("name"), tool.get("parameters"), f"tools[{i}]")
-        elif tool.get("type") == "custom":
-            r.tool(tool.get("name"), None, f"tools[{i}]")
+    _responses_tools(r, body.get("tools"), "tools")
     r.tool_choice = _openai_choice(body.get("tool_choice"))
     items = body.get("input")
     if isinstance(items, str):
         return
     names: dict[str, Any] = {}
-    for item in _items(items, r, "input"):
+    for i, item in enumerate(_items(items, r, "input")):
         kind = item.get("type")
-        if kind in ("function_call", "custom_tool_call"):
+        if kind in ("additional_tools", "tool_search_output"):  # tools declared mid-input
+            _responses_tools(r, item.get("tools"), f"input[{i}].tools")
+        elif kind in ("function_call", "custom_tool_call"):
             names[str(item.get("call_id"))] = item.get("name")
         elif kind in ("function_call_output", "custom_tool_call_output"):
             cid = item.get("call_id")
@@ -285,7 +296,10 @@ def _anthropic(r: _Reader, body: Mapping[str, Any]) -> None:
 
 
 def _google(r: _Reader, body: Mapping[str, Any]) -> None:
-    for i, tool in enumerate(_items(body.get("tools"), r, "tools")):
+    tools = body.get("tools")
+    if isinstance(tools, Mapping):  # one Tool for the repeated field: the API takes it
+        tools = [tools]
+    for i, tool in enumerate(_items(tools, r, "tools")):
         decls = _get(tool, "functionDeclarations", "function_declarations")
         for j, decl in enumerate(_items(decls, r, f"tools[{i}].functionDeclarations")):
             where = f"tools[{i}].functionDeclarations[{j}]"
