@@ -28,7 +28,7 @@ import wrapt
 from opentelemetry import context, trace
 from opentelemetry.instrumentation.utils import is_instrumentation_enabled
 
-from .._core.detect import detect_dialect, google_streaming
+from .._core.detect import detect_dialect, google_streaming, plausible_request
 from .._core.errors import classify_error
 from .._core.model import RequestInfo
 from .._core.request import parse_request
@@ -121,14 +121,19 @@ def _json(body: bytes) -> Any:
         return None
 
 
+def _content(request: Any) -> bytes:
+    try:
+        content: bytes = request.content
+    except Exception:  # noqa: BLE001 - a streaming request body: nothing to parse
+        return b""
+    return content
+
+
 def _begin(tel: Telemetry, request: Any, dialect: str) -> _Exchange:
     """Parse the request and start its attempt on the right operation."""
     url = request.url
     path: str = url.path
-    try:
-        content: bytes = request.content
-    except Exception:  # noqa: BLE001 - a streaming request body: nothing to parse
-        content = b""
+    content = _content(request)
     info = parse_request(content, dialect) if content else RequestInfo(dialect)
     if dialect == "google.genai":
         match = _GOOGLE_MODEL.search(path)
@@ -162,9 +167,15 @@ def _start(request: Any) -> _Exchange | None:
         tel = get_telemetry()
         if tel is None:
             return None
-        dialect = detect_dialect("POST", request.url.path)
+        url = request.url
+        dialect = detect_dialect("POST", url.path)
         if dialect is None or not is_instrumentation_enabled():
             return None
+        if not tel.config.observes(url.host, url.path):
+            return None
+        op = current_operation.get()
+        if (op is None or op.ended) and not plausible_request(dialect, _content(request)):
+            return None  # not an SDK's call, and not a body of that API: someone else's POST
         return _begin(tel, request, dialect)
     except Exception as exc:  # noqa: BLE001 - what quietly() does, without its extra call
         report(exc, "httpx_tap")

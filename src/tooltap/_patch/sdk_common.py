@@ -253,6 +253,9 @@ def describe_body(method: str, url: str, body: object, base_url: object) -> Call
     fields: Mapping[str, Any] = body if isinstance(body, Mapping) else {}
     model = fields.get("model")
     address, port = server_of(base_url)
+    full = url if "://" in url else f"{base_url}".rstrip("/") + "/" + url.lstrip("/")
+    if not observed(address, full):
+        return None
     return Call(
         dialect=dialect,
         request_model=model if isinstance(model, str) else None,
@@ -261,6 +264,12 @@ def describe_body(method: str, url: str, body: object, base_url: object) -> Call
         stream=fields.get("stream") is True,
         params=request_params(dialect, fields),
     )
+
+
+def observed(host: str | None, url: str) -> bool:
+    """Whether the ``hosts`` / ``exclude`` options let tooltap observe a call to ``host``."""
+    tel = get_telemetry()
+    return tel is None or tel.config.observes(host, urlsplit(url).path)
 
 
 # --- lazy patching ---------------------------------------------------------------------

@@ -21,7 +21,16 @@ from urllib.parse import urlsplit
 from .._core.detect import detect_dialect
 from .._telemetry import semconv as sc
 from .._telemetry.telemetry import Telemetry
-from .sdk_common import Call, Patch, PatchSet, arg, request_params, server_of, wrappers
+from .sdk_common import (
+    Call,
+    Patch,
+    PatchSet,
+    arg,
+    observed,
+    request_params,
+    server_of,
+    wrappers,
+)
 
 __all__ = ["PATCHES", "install", "uninstall"]
 
@@ -42,6 +51,8 @@ def _describe(instance: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> C
         return None
     body = request.data if isinstance(request.data, Mapping) else {}
     address, port = server_of(url)
+    if not observed(address, url):
+        return None
     path = urlsplit(url).path
     return Call(
         dialect=dialect,

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+import fnmatch
 import logging
 import os
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Final
 
@@ -49,6 +50,21 @@ class Config:
     #: Call ids each lifecycle memory keeps (replays, answered and truncated ids).
     call_id_memory: int = 1024
     limits: Limits = field(default_factory=Limits)
+    #: Host patterns observed (``fnmatch``, e.g. ``"*.openai.azure.com"``; one with a ``/``
+    #: matches ``host/path``); empty: every host (gateways, self-hosted proxies).
+    hosts: tuple[str, ...] = ()
+    #: Patterns never observed (same forms), checked after ``hosts``.
+    exclude: tuple[str, ...] = ()
+
+    def observes(self, host: str | None, path: str) -> bool:
+        """Whether traffic to ``host`` + ``path`` is observed under ``hosts`` / ``exclude``."""
+        if not self.hosts and not self.exclude:
+            return True
+        where = (host or "").lower()
+        full = where + path
+        if self.hosts and not any(_match(where, full, p) for p in self.hosts):
+            return False
+        return not any(_match(where, full, p) for p in self.exclude)
 
     @property
     def content_on_span(self) -> bool:
@@ -80,7 +96,24 @@ class Config:
             max_open_calls=int(_number(options, "max_open_calls", default.max_open_calls)),
             call_id_memory=int(_number(options, "call_id_memory", default.call_id_memory)),
             limits=_limits(options.get("limits")),
+            hosts=_patterns(options, "hosts"),
+            exclude=_patterns(options, "exclude"),
         )
+
+
+def _match(host: str, full: str, pattern: str) -> bool:
+    return fnmatch.fnmatchcase(full if "/" in pattern else host, pattern)
+
+
+def _patterns(options: Mapping[str, Any], key: str) -> tuple[str, ...]:
+    value = options.get(key)
+    if value is None:
+        return ()
+    items = (value,) if isinstance(value, str) else value
+    if isinstance(items, Iterable) and all(isinstance(v, str) for v in items):
+        return tuple(v.lower() for v in items)
+    _log.warning("tooltap: %s must be a string or strings, got %r; ignored", key, value)
+    return ()
 
 
 def _number(options: Mapping[str, Any], key: str, default: float) -> float:
