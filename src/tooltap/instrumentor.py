@@ -21,6 +21,7 @@ from collections.abc import Collection, Iterable
 from types import ModuleType
 from typing import Any, Final
 
+from opentelemetry.instrumentation.dependencies import get_dependency_conflicts
 from opentelemetry.instrumentation.instrumentor import (  # type: ignore[attr-defined]
     BaseInstrumentor,
 )
@@ -56,6 +57,9 @@ _OTHER_OPTIONS: Final = frozenset(
         "strict",
     }
 )
+#: The SDK majors whose retry funnels the SDK-layer patches know (the oldest ones are
+#: tested in a venv of their own: ``scripts/test-old-sdks``).
+SUPPORTED_SDKS: Final = ("openai >= 2.0, < 4", "anthropic >= 1.0, < 3", "google-genai >= 2.0, < 4")
 #: SDK-layer patch modules (each with ``install(tel)`` / ``uninstall()``), imported if present.
 _SDK_PATCHES: Final = ("sdk_openai", "sdk_anthropic", "sdk_google", "aiohttp_tap")
 _atexit_registered = False
@@ -165,8 +169,17 @@ class TooltapInstrumentor(BaseInstrumentor):  # type: ignore[misc]
     """
 
     def instrumentation_dependencies(self) -> Collection[str]:
-        """None required: every library tooltap patches is optional."""
-        return ()
+        """The SDK majors whose call funnels tooltap patches (each one optional)."""
+        return SUPPORTED_SDKS
+
+    def _check_dependency_conflicts(self) -> None:
+        """None is required (httpx traffic is observed without any SDK): an installed SDK
+        outside its range is a WARNING, and its calls are seen by the transport taps."""
+        for requirement in SUPPORTED_SDKS:
+            conflict = quietly(get_dependency_conflicts, [requirement])
+            if conflict is not None and getattr(conflict, "found", None):
+                found = conflict.found
+                _log.warning("tooltap: %s is not supported (wanted %s)", found, requirement)
 
     def _instrument(self, **kwargs: Any) -> None:
         if _disabled_by_env():

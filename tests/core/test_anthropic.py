@@ -147,7 +147,7 @@ def test_overloaded_error_mid_stream_after_a_tool_use_started() -> None:
     assert [(p.call_index, p.call_id, p.name, p.received) for p in cut] == [
         (1, "toolu_B", "fetch", '{"url": "https://exa')
     ]
-    assert parsed.complete
+    assert not parsed.complete  # an error ended it
     assert "truncated_stream" not in kinds(parsed)
 
 

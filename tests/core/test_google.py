@@ -156,9 +156,11 @@ def test_error_event_ends_the_stream() -> None:
     parsed = parse_response(sse(chunk(fc("f", {"a": 1})), error), DIALECT)
     assert [c.name for c in parsed.calls] == ["f"]
     assert [(p.kind, p.detail) for p in parsed.problems] == [("error_event", "UNAVAILABLE")]
-    assert parsed.complete
+    assert not parsed.complete  # ended by the error, not finished
+    assert "truncated_stream" not in [p.kind for p in parsed.problems]
     only_code = parse_response({"error": {"code": 429}}, DIALECT)
     assert [(p.kind, p.detail) for p in only_code.problems] == [("error_event", "429")]
+    assert not only_code.complete
 
 
 def test_stream_without_finish_reason_is_truncated_but_keeps_whole_calls() -> None:

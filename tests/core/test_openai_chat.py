@@ -183,7 +183,7 @@ def test_error_event_ends_the_stream_and_truncates_the_open_call() -> None:
     )
     emitted, parsed = per_event(body)
     assert emitted == [[], ["call_a"], []]
-    assert parsed.complete
+    assert not parsed.complete  # an error is not a complete response
     assert [(p.kind, p.call_index, p.call_id, p.name, p.received) for p in parsed.problems] == [
         ("error_event", None, None, None, None),
         ("truncated_json", 1, "call_b", "g", '{"b": '),

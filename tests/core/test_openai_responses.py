@@ -167,7 +167,7 @@ def test_failed_response_is_an_error_event_and_truncates_the_open_call() -> None
     }
     body = sse(created(), added(0, fc("fc_1", "call_1", "f")), delta(0, "fc_1", '{"a": '), failed)
     parsed = tooltap.core.parse_response(body, DIALECT)
-    assert parsed.complete and parsed.calls == ()
+    assert not parsed.complete and parsed.calls == ()
     assert parsed.finish_reason == "failed"
     assert [(p.kind, p.detail, p.call_id, p.received) for p in parsed.problems] == [
         ("error_event", "server_error: Something broke", None, None),
@@ -208,7 +208,7 @@ def test_error_event_ends_the_stream() -> None:
     err = {"type": "error", "code": "rate_limit_exceeded", "message": "Slow down", "param": None}
     body = sse(created(), added(0, fc("fc_1", "call_1", "f")), err)
     parsed = tooltap.core.parse_response(body, DIALECT)
-    assert parsed.complete
+    assert not parsed.complete  # ended by the error, not finished
     assert [
         (p.kind, p.detail if p.kind == "error_event" else p.received) for p in parsed.problems
     ] == [

@@ -14,7 +14,7 @@ import json
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Final
 
 import anthropic
 import httpx
@@ -58,6 +58,10 @@ async def entered(manager: Any) -> AsyncIterator[Any]:
     else:
         with manager as value:
             yield value
+
+
+#: anthropic >= 2 traces its own calls (the ``open_telemetry`` client option).
+ANTHROPIC_TRACES: Final = int(anthropic.__version__.split(".")[0]) >= 2
 
 
 @dataclass
@@ -197,13 +201,11 @@ class Anthropic:
         self, sim: Simulator, *, sync: bool, tracer_provider: Any = None, **options: Any
     ) -> Any:
         cls = anthropic.Anthropic if sync else anthropic.AsyncAnthropic
-        telemetry: Any = {"tracer_provider": tracer_provider} if self.traced else False
-        return cls(
-            base_url=sim.anthropic_base_url,
-            api_key="sk-ant-test",
-            open_telemetry=telemetry,
-            **options,
-        )
+        if ANTHROPIC_TRACES:  # anthropic >= 2: its own tracing, on for the traced driver
+            options["open_telemetry"] = (
+                {"tracer_provider": tracer_provider} if self.traced else False
+            )
+        return cls(base_url=sim.anthropic_base_url, api_key="sk-ant-test", **options)
 
     def _request(self, messages: list[Any]) -> dict[str, Any]:
         tools = [{"name": "lookup_demo_value", "input_schema": SCHEMA}]
@@ -344,7 +346,7 @@ DRIVERS: dict[str, Any] = {
     "openai.chat": OpenAIChat(),
     "openai.responses": OpenAIResponses(),
     "anthropic": Anthropic(),
-    "anthropic.traced": Anthropic(traced=True),
+    **({"anthropic.traced": Anthropic(traced=True)} if ANTHROPIC_TRACES else {}),
     "google": Google(),
     "google.httpx2": Google("httpx2"),
     "google.httpx": Google("httpx"),

@@ -22,12 +22,14 @@ from tooltap._patch.sdk_common import Call, Patch, PatchSet, wrappers
 from tooltap._telemetry.operation import Operation, current_operation
 from tooltap.simulator import Simulator
 
+#: anthropic's retry funnel: ``_request`` (2.x, late 1.x), ``request`` before it existed.
+_ANTHROPIC = "_request" if hasattr(anthropic._base_client.SyncAPIClient, "_request") else "request"
 #: Every (class, method) the SDK layer wraps in the installed versions.
 TARGETS = [
     (openai._base_client.SyncAPIClient, "request"),
     (openai._base_client.AsyncAPIClient, "request"),
-    (anthropic._base_client.SyncAPIClient, "_request"),
-    (anthropic._base_client.AsyncAPIClient, "_request"),
+    (anthropic._base_client.SyncAPIClient, _ANTHROPIC),
+    (anthropic._base_client.AsyncAPIClient, _ANTHROPIC),
     (_api_client.BaseApiClient, "_request"),
     (_api_client.BaseApiClient, "_async_request"),
 ]
@@ -75,12 +77,34 @@ def test_uninstrument_restores_and_reinstrument_wraps_once(otel: Any) -> None:
 def test_missing_target_is_skipped_not_raised(caplog: pytest.LogCaptureFixture) -> None:
     caplog.set_level(logging.DEBUG, logger="tooltap")
     patches = PatchSet([Patch("json", "JSONDecoder.no_such_method", lambda *a: None)])
+    for _ in range(2):
+        patches.install()
+        try:
+            assert patches.applied == ()
+        finally:
+            patches.uninstall()
+    (warned,) = [r for r in caplog.records if "no_such_method not found" in r.getMessage()]
+    assert warned.levelno == logging.WARNING  # once: a silently downgraded SDK is visible
+
+
+def test_fallback_target_of_an_older_major() -> None:
+    import json
+
+    original = json.JSONDecoder.__dict__["decode"]
+    seen: list[str] = []
+
+    def spy(wrapped: Any, instance: Any, args: Any, kwargs: Any) -> Any:
+        seen.append(args[0])
+        return wrapped(*args, **kwargs)
+
+    patches = PatchSet([Patch("json", "JSONDecoder.no_such_method", spy, "JSONDecoder.decode")])
     patches.install()
     try:
-        assert patches.applied == ()
-        assert "json.JSONDecoder.no_such_method not found" in caplog.text
+        assert patches.applied == ("json:JSONDecoder.decode",)
+        assert json.JSONDecoder().decode("[1]") == [1] and seen == ["[1]"]
     finally:
         patches.uninstall()
+    assert json.JSONDecoder.__dict__["decode"] is original
 
 
 def _call() -> Call:
@@ -115,7 +139,9 @@ def _boom(*args: Any, **kwargs: Any) -> Any:
 
 
 @pytest.mark.parametrize("target", ["open", "end"])
-@pytest.mark.parametrize("name", ["openai.chat", "anthropic.traced", "google"])
+@pytest.mark.parametrize(
+    "name", [n for n in ("openai.chat", "anthropic.traced", "google") if n in DRIVERS]
+)
 async def test_internal_failure_never_reaches_the_app(
     otel: Any, sim: Simulator, monkeypatch: pytest.MonkeyPatch, name: str, target: str
 ) -> None:

@@ -66,6 +66,7 @@ def test_error_event_mid_stream(
     status, _ = _run(sim, dialect, Fault("error_event"), stream=True)
     assert status == 200
     assert _span(rec)["error.type"] == error_type
+    assert _span(rec)["gen_ai.response.finish_reasons"] == ("error",)  # not the provider's last
     kinds = [
         dict(e.attributes or {}).get("tooltap.problem.kind") for e in rec.inference()[0].events
     ]

@@ -86,7 +86,10 @@ def test_uninstrument_removes_only_our_wrapper(recorder: Recorder) -> None:
 def test_entry_point_and_instrumentation_dependencies() -> None:
     (ep,) = [e for e in entry_points(group="opentelemetry_instrumentor") if e.name == "tooltap"]
     assert ep.load() is tooltap.TooltapInstrumentor
-    assert tuple(tooltap.TooltapInstrumentor().instrumentation_dependencies()) == ()
+    instrumentor = tooltap.TooltapInstrumentor()
+    deps = tuple(instrumentor.instrumentation_dependencies())
+    assert [d.split()[0] for d in deps] == ["openai", "anthropic", "google-genai"]
+    assert instrumentor._check_dependency_conflicts() is None  # each optional
 
 
 def test_disabled_by_env(recorder: Recorder, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import json
-from typing import Any
+import re
+from typing import Any, Final
 
 from ._json import loads_str
 from .model import Limits, Problem
@@ -21,26 +22,81 @@ def may_exceed(encoded_bytes: int, limits: Limits) -> bool:
     return encoded_bytes * _MAX_GROWTH > limits.max_argument_bytes
 
 
+#: Inside a JSON string: the longest run of valid characters and escapes.
+_STRING_BODY: Final = re.compile(r'(?:[^"\\\x00-\x1f]++|\\["\\/bfnrt]|\\u[0-9a-fA-F]{4})*+')
+#: An escape cut short at the end of the text.
+_CUT_ESCAPE: Final = re.compile(r"\\(?:u[0-9a-fA-F]{0,3})?")
+_NUMBER: Final = re.compile(r"-?(?:0|[1-9][0-9]*+)(?:\.[0-9]++)?(?:[eE][+-]?[0-9]++)?")
+#: A number cut short at the end of the text (``-``, ``1.``, ``2e``, ``2e+``...).
+_CUT_NUMBER: Final = re.compile(
+    r"-?(?:(?:0|[1-9][0-9]*+)(?:\.[0-9]*+)?(?:(?<=[0-9])[eE][+-]?[0-9]*+)?)?"
+)
+_WS: Final = re.compile(r"[ \t\n\r]*+")
+_CLOSER: Final = {"{": "}", "[": "]"}
+
+
 def json_incomplete(text: str) -> bool:
-    """True when ``text`` stops inside a JSON value: an open string, array or object."""
-    depth = 0
-    in_string = False
-    escaped = False
-    for ch in text:
-        if in_string:
-            if escaped:
-                escaped = False
-            elif ch == "\\":
-                escaped = True
-            elif ch == '"':
-                in_string = False
-        elif ch == '"':
-            in_string = True
+    """True when ``text`` is a proper prefix of some JSON text: it ended early (a value, a
+    string, an escape, a number or a literal still open). False when it is complete, or
+    broken where no continuation could mend it (``{"a": [1, 2}``)."""
+    n, pos, state = len(text), 0, "value"
+    stack: list[str] = []
+    while True:
+        pos = _WS.match(text, pos).end()  # type: ignore[union-attr]  # always matches
+        if pos == n:
+            return state != "end"
+        ch = text[pos]
+        if state == "end":
+            return False
+        if state == "colon":
+            if ch != ":":
+                return False
+            pos, state = pos + 1, "value"
+            continue
+        if state == "after":
+            if ch == ",":
+                pos, state = pos + 1, "key" if stack[-1] == "{" else "value"
+            elif ch == _CLOSER[stack[-1]]:
+                stack.pop()
+                pos, state = pos + 1, "after" if stack else "end"
+            else:
+                return False
+            continue
+        if ch in "}]" and state in ("key_or_close", "value_or_close"):
+            if ch != _CLOSER[stack[-1]]:
+                return False
+            stack.pop()
+            pos, state = pos + 1, "after" if stack else "end"
+            continue
+        key = state in ("key", "key_or_close")
+        if ch == '"':
+            pos = _STRING_BODY.match(text, pos + 1).end()  # type: ignore[union-attr]
+            if pos == n or _CUT_ESCAPE.fullmatch(text, pos):
+                return True
+            if text[pos] != '"':
+                return False
+            pos += 1
+        elif key:
+            return False
         elif ch in "{[":
-            depth += 1
-        elif ch in "}]":
-            depth -= 1
-    return in_string or depth > 0
+            stack.append(ch)
+            pos, state = pos + 1, "key_or_close" if ch == "{" else "value_or_close"
+            continue
+        elif ch == "-" or ch.isdigit():
+            number = _NUMBER.match(text, pos)
+            if _CUT_NUMBER.fullmatch(text, pos) or (number is not None and number.end() == n):
+                return True
+            if number is None:
+                return False
+            pos = number.end()
+        else:
+            for word in ("true", "false", "null"):
+                if text.startswith(word, pos):
+                    pos += len(word)
+                    break
+            else:
+                return any(word.startswith(text[pos:]) for word in ("true", "false", "null"))
+        state = "colon" if key else ("after" if stack else "end")
 
 
 def decode_arguments(

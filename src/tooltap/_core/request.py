@@ -302,12 +302,21 @@ def _openai_choice(choice: Any) -> str | None:
 # --- OpenAI Responses --------------------------------------------------------------
 
 
+def _responses_tools(r: _Reader, tools: Any, where: str) -> None:
+    """Function and custom tools of a tools list, those grouped in a ``namespace`` included
+    (a call names the tool itself, and carries the namespace beside it)."""
+    for i, tool in enumerate(_items(tools, r, where)):
+        kind = tool.get("type")
+        if kind == "function":
+            r.tool(tool.get("name"), tool.get("parameters"), f"{where}[{i}]")
+        elif kind == "custom":
+            r.tool(tool.get("name"), None, f"{where}[{i}]")
+        elif kind == "namespace":
+            _responses_tools(r, tool.get("tools"), f"{where}[{i}].tools")
+
+
 def _responses(r: _Reader, body: Mapping[str, Any]) -> None:
-    for i, tool in enumerate(_items(body.get("tools"), r, "tools")):
-        if tool.get("type") == "function":
-            r.tool(tool.get("name"), tool.get("parameters"), f"tools[{i}]")
-        elif tool.get("type") == "custom":
-            r.tool(tool.get("name"), None, f"tools[{i}]")
+    _responses_tools(r, body.get("tools"), "tools")
     r.tool_choice = _openai_choice(body.get("tool_choice"))
     items = body.get("input")
     if isinstance(items, str):
@@ -315,6 +324,9 @@ def _responses(r: _Reader, body: Mapping[str, Any]) -> None:
     if not isinstance(items, list):
         _tail(items, r, "input", _response_output)  # the shape problem, if any
         return
+    for i, item in enumerate(items):  # tools declared mid-input: a cheap look at each item
+        if isinstance(item, Mapping) and item.get("type") in _TOOL_ITEMS:
+            _responses_tools(r, item.get("tools"), f"input[{i}].tools")
     last, after, at = _tail(items, r, "input", _response_output)
     calls: dict[str, _Call] = {}
     position = 0
@@ -335,6 +347,8 @@ def _responses(r: _Reader, body: Mapping[str, Any]) -> None:
             r.result(cid, _result_is_error(output), output, calls.get(str(cid)))
 
 
+#: Responses input items that declare tools beside the top-level ``tools``.
+_TOOL_ITEMS: Final = frozenset({"additional_tools", "tool_search_output"})
 #: Responses input items the model produced (a model turn), as opposed to the app's.
 _OUTPUT_ITEMS: Final = frozenset(
     {"function_call", "custom_tool_call", "reasoning", "web_search_call", "file_search_call",
@@ -387,7 +401,10 @@ def _anthropic(r: _Reader, body: Mapping[str, Any]) -> None:
 
 
 def _google(r: _Reader, body: Mapping[str, Any]) -> None:
-    for i, tool in enumerate(_items(body.get("tools"), r, "tools")):
+    tools = body.get("tools")
+    if isinstance(tools, Mapping):  # one Tool for the repeated field: the API takes it
+        tools = [tools]
+    for i, tool in enumerate(_items(tools, r, "tools")):
         decls = _get(tool, "functionDeclarations", "function_declarations")
         for j, decl in enumerate(_items(decls, r, f"tools[{i}].functionDeclarations")):
             where = f"tools[{i}].functionDeclarations[{j}]"

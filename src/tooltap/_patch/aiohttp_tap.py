@@ -27,8 +27,9 @@ from typing import TYPE_CHECKING, Any, NamedTuple, cast
 import wrapt
 from opentelemetry.instrumentation.utils import is_instrumentation_enabled
 
-from .._core.detect import detect_dialect
+from .._core.detect import detect_dialect, plausible_request
 from .._quietly import quietly
+from .._telemetry.operation import current_operation
 from .._telemetry.telemetry import Telemetry, get_telemetry
 from .exchange import Exchange, begin, in_send
 from .sdk_common import Patch, PatchSet, arg
@@ -77,13 +78,17 @@ def _start(
     if not url.absolute and base is not None:
         url = base.join(url)
     dialect = detect_dialect(method, url.path)
-    if dialect is None:
+    if dialect is None or not tel.config.observes(url.host, url.path):
         return None
+    body = _body(kwargs)
+    op = current_operation.get()
+    if (op is None or op.ended) and not plausible_request(dialect, body):
+        return None  # not an SDK's call, and not a body of that API
     headers = {str(k).lower(): str(v) for k, v in dict(kwargs.get("headers") or {}).items()}
     decompress = kwargs.get("auto_decompress")
     if decompress is None:
         decompress = getattr(session, "auto_decompress", True)
-    return begin(tel, _Request(url, _body(kwargs), headers), dialect), bool(decompress)
+    return begin(tel, _Request(url, body, headers), dialect), bool(decompress)
 
 
 def _responded(exchange: Exchange, response: aiohttp.ClientResponse, decoded: bool) -> None:

@@ -23,7 +23,7 @@ from .._telemetry import semconv as sc
 from .._telemetry.operation import Operation, current_operation
 from .._telemetry.telemetry import Telemetry
 
-__all__ = ["Exchange", "begin", "in_send", "json_body"]
+__all__ = ["Exchange", "begin", "in_send", "json_body", "request_content"]
 
 _GOOGLE_MODEL: Final = re.compile(r"/models/([^/:]+):")
 _DEFAULT_PORTS: Final = {"https": 443, "http": 80}
@@ -66,14 +66,20 @@ def json_body(body: bytes) -> Any:
         return None
 
 
+def request_content(request: Any) -> bytes:
+    """The request's body bytes; empty for a streaming body (nothing to parse)."""
+    try:
+        content: bytes = request.content
+    except Exception:  # noqa: BLE001 - a streaming request body: nothing to parse
+        return b""
+    return content
+
+
 def begin(tel: Telemetry, request: Any, dialect: str) -> Exchange:
     """Parse the request and start its attempt on the right operation."""
     url = request.url
     path: str = url.path
-    try:
-        content: bytes = request.content
-    except Exception:  # noqa: BLE001 - a streaming request body: nothing to parse
-        content = b""
+    content = request_content(request)
     op = current_operation.get()
     prepared = op.request(dialect) if op is not None and not op.ended else None
     if prepared is not None:  # the SDK's own body object: no bytes to decode again

@@ -23,12 +23,13 @@ from typing import Any, Final
 import wrapt
 from opentelemetry.instrumentation.utils import is_instrumentation_enabled
 
-from .._core.detect import detect_dialect
+from .._core.detect import detect_dialect, plausible_request
 from .._core.errors import classify_error
 from .._core.stream import parse_response
 from .._quietly import quietly, report
+from .._telemetry.operation import current_operation
 from .._telemetry.telemetry import get_telemetry
-from .exchange import Exchange, begin, in_send, json_body
+from .exchange import Exchange, begin, in_send, json_body, request_content
 from .tap_stream import TapAsyncStream, TapState, TapSyncStream
 
 __all__ = ["install", "uninstall"]
@@ -83,9 +84,15 @@ def _start(request: Any) -> Exchange | None:
         tel = get_telemetry()
         if tel is None:
             return None
-        dialect = detect_dialect("POST", request.url.path)
+        url = request.url
+        dialect = detect_dialect("POST", url.path)
         if dialect is None or not is_instrumentation_enabled():
             return None
+        if not tel.config.observes(url.host, url.path):
+            return None
+        op = current_operation.get()
+        if (op is None or op.ended) and not plausible_request(dialect, request_content(request)):
+            return None  # not an SDK's call, and not a body of that API: someone else's POST
         return begin(tel, request, dialect)
     except Exception as exc:  # noqa: BLE001 - what quietly() does, without its extra call
         report(exc, "httpx_tap")

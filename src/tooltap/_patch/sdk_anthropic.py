@@ -1,7 +1,9 @@
 """anthropic: one operation per Messages call, adopting anthropic's own call span.
 
 The logical call is ``SyncAPIClient._request`` / ``AsyncAPIClient._request`` in
-``anthropic._base_client``: every public path (``messages.create``, ``.parse``,
+``anthropic._base_client`` (anthropic 1.x before ``_request`` existed: ``request``, with
+the same arguments but ``call``, and the retry loop): every public path
+(``messages.create``, ``.parse``,
 ``.stream`` whose manager sends on ``__enter__``, ``with_raw_response``,
 ``with_streaming_response``, ``beta.messages.*``) funnels into it, and it holds
 the retry loop. Only POSTs to ``/messages`` are observed (``detect_dialect``).
@@ -129,8 +131,10 @@ _sync, _async = wrappers(_describe)
 
 PATCHES = PatchSet(
     (
-        Patch("anthropic._base_client", "SyncAPIClient._request", _sync),
-        Patch("anthropic._base_client", "AsyncAPIClient._request", _async),
+        Patch("anthropic._base_client", "SyncAPIClient._request", _sync, "SyncAPIClient.request"),
+        Patch(
+            "anthropic._base_client", "AsyncAPIClient._request", _async, "AsyncAPIClient.request"
+        ),
     )
 )
 

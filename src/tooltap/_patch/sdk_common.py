@@ -320,6 +320,9 @@ def describe_body(method: str, url: str, body: object, base_url: object) -> Call
     fields: Mapping[str, Any] = body if isinstance(body, Mapping) else {}
     model = fields.get("model")
     address, port = server_of(base_url)
+    full = url if "://" in url else f"{base_url}".rstrip("/") + "/" + url.lstrip("/")
+    if not observed(address, full):
+        return None
     return Call(
         dialect=dialect,
         request_model=model if isinstance(model, str) else None,
@@ -331,16 +334,24 @@ def describe_body(method: str, url: str, body: object, base_url: object) -> Call
     )
 
 
+def observed(host: str | None, url: str) -> bool:
+    """Whether the ``hosts`` / ``exclude`` options let tooltap observe a call to ``host``."""
+    tel = get_telemetry()
+    return tel is None or tel.config.observes(host, urlsplit(url).path)
+
+
 # --- lazy patching ---------------------------------------------------------------------
 
 
 @dataclass(frozen=True, slots=True)
 class Patch:
-    """One wrapt wrapper for ``module``'s ``target`` (``"Class.method"``)."""
+    """One wrapt wrapper for ``module``'s ``target`` (``"Class.method"``); ``fallback``:
+    the same funnel under the name an older major of the SDK gives it."""
 
     module: str
     target: str
     wrapper: Callable[..., Any]
+    fallback: str | None = None
 
 
 class PatchSet:
@@ -348,7 +359,8 @@ class PatchSet:
 
     Importing tooltap imports no SDK: a post-import hook applies the patches when
     the app imports the module (at once if it already has). A target missing from
-    the installed version is logged and skipped, never raised.
+    the installed version (and its fallback) is skipped with one WARNING, never raised:
+    that SDK's calls are then seen by the transport taps only.
     """
 
     def __init__(self, patches: Sequence[Patch]) -> None:
@@ -356,6 +368,8 @@ class PatchSet:
         self._handles: dict[Patch, object] = {}
         self._hooked: set[str] = set()
         self._active = False
+        self._paths: dict[Patch, str] = {}  # the path each applied patch wrapped
+        self._warned: set[Patch] = set()
 
     def install(self) -> None:
         """Patch now what is imported, and the rest when it is imported."""
@@ -374,13 +388,14 @@ class PatchSet:
         for patch, handle in list(self._handles.items()):
             module = sys.modules.get(patch.module)
             if module is not None:
-                quietly(wrapt.unwrap_object, module, patch.target, handle, missing_ok=True)
+                path = self._paths.get(patch, patch.target)
+                quietly(wrapt.unwrap_object, module, path, handle, missing_ok=True)
             del self._handles[patch]
 
     @property
     def applied(self) -> tuple[str, ...]:
         """The ``module:target`` of every patch in place (for tests and diagnostics)."""
-        return tuple(f"{p.module}:{p.target}" for p in self._handles)
+        return tuple(f"{p.module}:{self._paths.get(p, p.target)}" for p in self._handles)
 
     def _apply(self, module: Any) -> None:
         if not self._active:
@@ -388,11 +403,34 @@ class PatchSet:
         for patch in self._patches:
             if patch.module != module.__name__ or patch in self._handles:
                 continue
-            try:
-                wrapt.resolve_path(module, patch.target)
-            except (AttributeError, wrapt.PathResolutionError):
-                _log.debug("tooltap: %s.%s not found; skipped", patch.module, patch.target)
+            path = _resolvable(module, patch.target, patch.fallback)
+            if path is None:
+                if patch not in self._warned:
+                    self._warned.add(patch)
+                    package = sys.modules.get(module.__name__.split(".")[0])
+                    version = getattr(package, "__version__", "?")
+                    _log.warning(
+                        "tooltap: %s.%s not found (version %s); its calls are seen by the "
+                        "transport taps only",
+                        patch.module,
+                        patch.target,
+                        version,
+                    )
                 continue
-            handle = quietly(wrapt.wrap_function_wrapper, module, patch.target, patch.wrapper)
+            handle = quietly(wrapt.wrap_function_wrapper, module, path, patch.wrapper)
             if handle is not None:
                 self._handles[patch] = handle
+                self._paths[patch] = path
+
+
+def _resolvable(module: Any, *paths: str | None) -> str | None:
+    """The first of ``paths`` that names an attribute of ``module``."""
+    for path in paths:
+        if path is None:
+            continue
+        try:
+            wrapt.resolve_path(module, path)
+        except (AttributeError, wrapt.PathResolutionError):
+            continue
+        return path
+    return None

@@ -31,6 +31,7 @@ from .sdk_common import (
     PatchSet,
     arg,
     parse_scope_wrappers,
+    observed,
     request_params,
     server_of,
     wrappers,
@@ -55,6 +56,8 @@ def _describe(instance: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> C
         return None
     body = request.data if isinstance(request.data, Mapping) else {}
     address, port = server_of(url)
+    if not observed(address, url):
+        return None
     path = urlsplit(url).path
     return Call(
         dialect=dialect,

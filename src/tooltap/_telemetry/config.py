@@ -9,6 +9,7 @@ record) and the default applies. In strict mode (``TOOLTAP_STRICT_CONFIG=1``, or
 from __future__ import annotations
 
 import difflib
+import fnmatch
 import logging
 import math
 import os
@@ -162,6 +163,12 @@ class Config:
     #: Address ``/metrics`` binds (default 127.0.0.1; ``0.0.0.0`` for a container's scraper).
     prometheus_host: str | None = None
 
+    #: Host patterns observed (``fnmatch``, e.g. ``"*.openai.azure.com"``; one with a ``/``
+    #: matches ``host/path``); empty: every host (gateways, self-hosted proxies).
+    hosts: tuple[str, ...] = ()
+    #: Patterns never observed (same forms), checked after ``hosts``.
+    exclude: tuple[str, ...] = ()
+
     def __post_init__(self) -> None:
         if self.capture_content is not None:
             mode = _capture_mode(self.capture_content)
@@ -184,6 +191,18 @@ class Config:
             limits = self.limits
             reject(f"tooltap: limits must be a tooltap.core.Limits, got {limits!r}; using defaults")
             object.__setattr__(self, "limits", Limits())
+        for name in ("hosts", "exclude"):
+            object.__setattr__(self, name, _patterns(name, getattr(self, name)))
+
+    def observes(self, host: str | None, path: str) -> bool:
+        """Whether traffic to ``host`` + ``path`` is observed under ``hosts`` / ``exclude``."""
+        if not self.hosts and not self.exclude:
+            return True
+        where = (host or "").lower()
+        full = where + path
+        if self.hosts and not any(_match(where, full, p) for p in self.hosts):
+            return False
+        return not any(_match(where, full, p) for p in self.exclude)
 
     @property
     def content_on_span(self) -> bool:
@@ -220,6 +239,19 @@ class Config:
         given = {k: v for k, v in options.items() if k in OPTION_NAMES}
         config = replace(base, **given) if base is not None else cls(**given)
         return config.resolved(environ)
+
+
+def _match(host: str, full: str, pattern: str) -> bool:
+    return fnmatch.fnmatchcase(full if "/" in pattern else host, pattern)
+
+
+def _patterns(name: str, value: object) -> tuple[str, ...]:
+    """A host pattern option as lower-case patterns; anything else warns and means none."""
+    items = (value,) if isinstance(value, str) else value
+    if isinstance(items, (tuple, list, set, frozenset)) and all(isinstance(v, str) for v in items):
+        return tuple(v.lower() for v in items)
+    reject(f"tooltap: {name} must be a string or strings, got {value!r}; ignored")
+    return ()
 
 
 def _non_negative(value: object, *, integral: bool) -> float | None:

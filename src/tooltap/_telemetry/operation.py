@@ -335,8 +335,10 @@ class Operation:
             attributes[sc.GEN_AI_RESPONSE_ID] = parsed.response_id
         if parsed.model:
             attributes[sc.GEN_AI_RESPONSE_MODEL] = parsed.model
-        if parsed.finish_reason:
-            reason = sc.finish_reason(parsed.finish_reason, bool(parsed.calls))
+        failed = not parsed.complete and any(p.kind == "error_event" for p in parsed.problems)
+        if parsed.finish_reason or failed:  # an error that ended the response outranks it
+            raw = parsed.finish_reason or ""
+            reason = "error" if failed else sc.finish_reason(raw, bool(parsed.calls))
             attributes[sc.GEN_AI_RESPONSE_FINISH_REASONS] = (reason,)
         usage = parsed.usage
         if usage is not None:

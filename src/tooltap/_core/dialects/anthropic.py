@@ -6,9 +6,13 @@ position among returned calls; ``Problem.call_index`` is the position among clie
 ``tool_use`` blocks (returned or not), so a failed call keeps its place in the response.
 Problems about server blocks have ``call_index=None`` and name the block type in ``detail``.
 
-Fast path (``Reducer.fast``): an ``input_json_delta`` of the tool block started last, in
-Anthropic's compact shape (trailing padding allowed), has its fragment appended still
-escaped; text and thinking deltas are skipped; neither is decoded.
+An ``error`` event (``overloaded_error``...) ends the stream with ``complete=False``; so
+does an error body. Tool blocks may interleave: each delta goes to the block its ``index``
+names.
+
+Fast path (``Reducer.fast``): an ``input_json_delta`` of an open tool block (the one its
+``index`` names), in Anthropic's compact shape (trailing padding allowed), has its fragment
+appended still escaped; text and thinking deltas are skipped; neither is decoded.
 """
 
 from __future__ import annotations
@@ -36,7 +40,8 @@ _USAGE_KEYS: Final = (
 )
 _PREVIEW: Final = 256
 _DELTA_EVENT: Final = b"event: content_block_delta\ndata:"
-_ARGS_HEAD: Final = b' {"type":"content_block_delta","index":%d,"delta":{"type":"input_json_delta","partial_json":"'
+_INDEX_HEAD: Final = _DELTA_EVENT + b' {"type":"content_block_delta","index":'
+_ARGS_MID: Final = b',"delta":{"type":"input_json_delta","partial_json":"'
 #: The rest of an arguments delta after its prefix: the fragment (group 1), still escaped,
 #: its closing quote and the two braces, with Anthropic's padding.
 _ARGS_REST: Final = re.compile(b"(" + RAW_STRING + rb')"\}[ \t]*+\}[ \t]*+')
@@ -85,6 +90,7 @@ class Reducer:
         "_blocks",
         "_calls",
         "_ended",
+        "_failed",
         "_finish",
         "_id",
         "_limits",
@@ -109,19 +115,25 @@ class Reducer:
         self._id: str | None = None
         self._model: str | None = None
         self._ended = False  # message_stop or an error event was seen
+        self._failed = False  # an error event ended the stream
         self._args: tuple[bytes, _Block] | None = None  # the last started tool block's deltas
 
     def fast(self, chunk: bytes) -> bool:
         """Apply a one-event chunk without decoding it when its effect is certain.
 
-        An argument delta of the tool block started last (its exact prefix is kept in
-        ``_args``) is appended still escaped; a one-line text or thinking delta is
+        An argument delta of an open tool block (the one its index names) is appended
+        still escaped; a one-line text or thinking delta is
         skipped, as ``event`` skips it. Anything else: False, nothing changed.
         """
-        args = self._args
-        if args is not None and chunk.startswith(args[0]):
-            prefix, block = args
-            rest = _ARGS_REST.fullmatch(chunk, len(prefix), len(chunk) - 2)
+        block, cut = None, 0
+        if chunk.startswith(_INDEX_HEAD):
+            start = len(_INDEX_HEAD)
+            cut = chunk.find(_ARGS_MID, start, start + 10 + len(_ARGS_MID))
+            digits = chunk[start:cut]
+            if cut > 0 and digits.isdigit() and (digits[0] != 48 or len(digits) == 1):
+                block = self._blocks.get(int(digits))
+        if block is not None:
+            rest = _ARGS_REST.fullmatch(chunk, cut + len(_ARGS_MID), len(chunk) - 2)
             if rest is None:  # it covers the rest of the line: no other line follows
                 return False
             raw = rest[1]
@@ -168,7 +180,7 @@ class Reducer:
         if not self._ended:
             problems += [self._cut(block) for block in self._blocks.values()]
             problems.append(Problem("truncated_stream", detail="stream ended before message_stop"))
-        return self._parsed(problems, complete=self._ended)
+        return self._parsed(problems, complete=self._ended and not self._failed)
 
     # -- events -------------------------------------------------------------------------
 
@@ -200,7 +212,7 @@ class Reducer:
             return calls
         elif kind == "error":
             self._error(data.get("error"))
-            self._ended = True
+            self._ended = self._failed = True
             self._problems += [self._cut(block) for block in self._blocks.values()]
             self._blocks.clear()
             self._args = None
@@ -227,7 +239,7 @@ class Reducer:
             ordinal,
             block.get("input"),
         )
-        self._args = (_DELTA_EVENT + _ARGS_HEAD % index, started)
+        self._args = (_INDEX_HEAD + b"%d" % index + _ARGS_MID, started)
 
     def _delta(self, data: dict[str, Any]) -> None:
         delta = data.get("delta")
@@ -383,7 +395,7 @@ def parse_body(body: Any, limits: Limits, *, size: int | None = None) -> Parsed:
         return reducer._parsed(list(reducer._problems), complete=True)
     if body.get("type") == "error":
         reducer._error(body.get("error"))
-        return reducer._parsed(list(reducer._problems), complete=True)
+        return reducer._parsed(list(reducer._problems), complete=False)
     reducer._message(body)
     content = body.get("content")
     if not isinstance(content, list):

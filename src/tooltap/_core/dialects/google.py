@@ -137,11 +137,12 @@ class Reducer:
 
     def finish(self) -> Parsed:
         """Everything learnt; a stream with no finishReason (nor error, nor block) is cut."""
-        complete = self._stopped or self._ended or self._blocked is not None
+        complete = (self._stopped or self._blocked is not None) and not self._ended
+        ended = complete or self._ended
         problems = list(self._problems)
         if self._pending is not None:
             problems.append(self._pending.cut())
-        if not complete:
+        if not ended:
             problems.append(Problem("truncated_stream", detail="no chunk with a finishReason"))
         return self._parsed(problems, complete=complete)
 
@@ -332,4 +333,4 @@ def parse_body(body: Any, limits: Limits, *, size: int | None = None) -> Parsed:
     problems = list(reducer._problems)
     if reducer._pending is not None:
         problems.append(reducer._pending.cut())
-    return reducer._parsed(problems, complete=True)
+    return reducer._parsed(problems, complete=not reducer._ended)

@@ -5,23 +5,33 @@ Choices made here (the wire leaves them open):
 - ``n > 1``: the calls of every choice are kept, ordered by choice index, then by position
   within the choice. A call of choice *k* is emitted once choices ``0..k-1`` have their
   ``finish_reason`` (with ``n == 1`` that is as soon as the call finishes).
+- Each delta goes to the call its ``index`` names, so calls may interleave (index 0, 1, 0,
+  1: some OpenAI-compatible servers and gateways; the SDK accumulates by index too). A call
+  is finished when its choice ends, or earlier, when another call starts while its
+  arguments already are a complete JSON object (the usual, sequential case: it is emitted
+  then). At a cut, unfinished calls become ``truncated_json``, except earlier calls that
+  received no arguments at all.
 - ``tool_calls[].index`` missing (Gemini's OpenAI-compatible endpoint omits it): a delta with
   a new ``id`` starts a call, one without continues the last call of its choice. An index
   that is present but not an int is an ``unexpected_shape`` problem.
-- A legacy ``function_call`` is one call with ``call_id=None``.
+- A legacy ``function_call`` is one call with ``call_id=None``; one whose ``name`` and
+  ``arguments`` are both empty (Snowflake Cortex sends it next to real ``tool_calls``) is
+  absent, in a body and as a delta.
 - Non-function tool calls (``type: "custom"``, free-form text input) are not calls: they
   become ``unexpected_shape`` problems that keep the name, id and input.
 - ``finish_reason`` ``length`` / ``content_filter`` adds an ``incomplete_response`` problem.
-- ``complete``: ``[DONE]``, every choice seen has a ``finish_reason``, or an error ended
-  the stream (``event: error``, or an ``error`` chunk without ``choices``). An ``error``
-  inside a chunk that has ``choices`` (OpenRouter) is recorded, and the stream goes on.
+- ``complete``: ``[DONE]`` or every choice seen has a ``finish_reason``. An error that ends
+  the stream (``event: error``, or an ``error`` chunk without ``choices``) ends it with
+  ``complete=False``; an ``error`` inside a chunk that has ``choices`` (OpenRouter) is
+  recorded, and the stream goes on. A whole body with an ``error`` is not complete either.
 
 Fast path (``Reducer.fast``): most events of a tool-call stream only carry the next
 argument fragment of the open call. Every chunk of a response repeats the same bytes
 before ``"choices"`` (id, created, model...): once a decoded chunk shows those bytes close
-into an object without usage, a later chunk that starts with them and the open call's
-delta prefix, and ends in the fixed compact tail (with or without ``usage: null`` and
-OpenAI's random ``obfuscation``), has its fragment appended still escaped.
+into an object without usage, a later chunk that starts with them and the arguments delta
+prefix of an unfinished call of choice 0 (the index it names picks the call), and ends in
+the fixed compact tail (with or without ``usage: null`` and OpenAI's random
+``obfuscation``), has its fragment appended still escaped.
 """
 
 from __future__ import annotations
@@ -30,7 +40,7 @@ import re
 from collections import deque
 from typing import Any, Final
 
-from .._json import PLAIN_STRING, RAW_STRING, loads, unescape, valid_utf8
+from .._json import PLAIN_STRING, RAW_STRING, loads, loads_str, unescape, valid_utf8
 from ..model import Limits, Parsed, Problem, ToolCall, Usage
 from ..sse import SSEEvent
 from ._openai import (
@@ -49,9 +59,10 @@ DIALECT: Final = "openai.chat"
 #: finish_reason values meaning the model was cut off, not done.
 INCOMPLETE_REASONS: Final = frozenset({"length", "content_filter"})
 _CHOICES: Final = b'"choices":['
+_FN_ARGS: Final = b',"function":{"arguments":"'
 _DELTA_HEAD: Final = b'"choices":[{"index":0,"delta":{"tool_calls":[{"index":'
 #: The rest of an arguments delta after its learnt head: the fragment (group 1), still
-#: escaped, then what follows it (its first part is fixed, then optional fields).
+#: escaped, then what follows it (its first part is fixed; group 2 the obfuscation value).
 #: One match does it all: a fragment cannot hold the tail's unescaped quote, so the split
 #: is unique.
 _ARGS_REST: Final = re.compile(
@@ -75,17 +86,23 @@ class _Choice:
         self.late = False  # tool call data came after it (reported once)
 
     def start(self, call: PendingCall) -> None:
-        """A new call begins: the one before it is finished."""
-        if self.open is not None:
-            self.open.finished = True
+        """A new call begins: unfinished calls whose arguments are a whole JSON object are
+        finished (the sequential case); the others may still receive deltas."""
+        for earlier in self.pending:
+            if not earlier.finished and _whole_object(earlier):
+                earlier.finished = True
         self.open = call
         self.pending.append(call)
 
-    def close(self) -> None:
-        """The choice ended (finish_reason, [DONE], end of stream)."""
-        if self.open is not None:
-            self.open.finished = True
-            self.open = None
+    def close(self, cut: bool = False) -> None:
+        """The choice ended (finish_reason, [DONE], end of stream); with ``cut``, the calls
+        still open are truncated, but for earlier ones that got no arguments at all."""
+        for call in self.pending:
+            if not call.finished:
+                if cut and (call is self.open or call.fragments or call.oversized):
+                    call.truncated = True
+                call.finished = True
+        self.open = None
 
 
 class Reducer:
@@ -95,6 +112,7 @@ class Reducer:
         "_args",
         "_choices",
         "_complete",
+        "_failed",
         "_head",
         "_limit",
         "_out",
@@ -108,20 +126,31 @@ class Reducer:
         self._limit = limits.max_argument_bytes
         self._choices: dict[int, _Choice] = {}
         self._complete = False
+        self._failed = False  # an error ended the stream
         self._released = False  # something finished: try to release calls
         self._parsed: Parsed | None = None
         self._head: bytes | None = None  # every chunk's bytes up to the tool call index
         self._tries = _LEARN_TRIES
-        self._args: tuple[bytes, PendingCall] | None = None  # the open call's delta prefix
+        self._args: tuple[bytes, dict[int, PendingCall]] | None = None  # head + choice 0's calls
 
     def fast(self, chunk: bytes) -> bool:
-        """Append the fragment of a one-event arguments-only delta of the open call, still
-        escaped, when the chunk repeats the learnt head exactly; False otherwise."""
+        """Append the fragment of a one-event arguments-only delta of an unfinished call of
+        choice 0 (the one its index names), still escaped, when the chunk repeats the learnt
+        head exactly; False otherwise."""
         args = self._args
         if args is None or not chunk.startswith(args[0]):
             return False
-        prefix, call = args
-        rest = _ARGS_REST.fullmatch(chunk, len(prefix), len(chunk) - 2)
+        head, by_index = args
+        start = len(head)
+        cut = chunk.find(_FN_ARGS, start, start + 10 + len(_FN_ARGS))
+        digits = chunk[start:cut]
+        if cut < 0 or not digits.isdigit() or (digits[0] == 48 and len(digits) > 1):
+            return False
+        call = by_index.get(int(digits))
+        if call is None or call.finished:
+            return False
+        prefix = cut + len(_FN_ARGS)
+        rest = _ARGS_REST.fullmatch(chunk, prefix, len(chunk) - 2)
         if rest is None:  # it covers the rest of the line, so no other line can follow
             return False
         raw = rest[1]
@@ -137,15 +166,12 @@ class Reducer:
         return True
 
     def _retarget(self) -> None:
-        """Point the fast path at the arguments deltas of the call open in choice 0."""
+        """Point the fast path at the arguments deltas of choice 0's unfinished calls."""
         self._args = None
         st = self._choices.get(0)
-        if self._head is None or st is None or st.done or st.open is None:
+        if self._head is None or st is None or st.done:
             return
-        for index, call in st.by_index.items():
-            if call is st.open:
-                self._args = (self._head + b'%d,"function":{"arguments":"' % index, call)
-                return
+        self._args = (self._head, st.by_index)
 
     def _learn(self, data: bytes) -> None:
         """Take the bytes before ``choices`` of a decoded chunk as the fast path's head.
@@ -185,6 +211,7 @@ class Reducer:
         if ev.event == "error" or err is not None:
             self._out.error(err if err is not None else chunk)
             if ev.event == "error" or "choices" not in chunk:
+                self._failed = True
                 self._end(cut=True)
                 return self._release(final=True)
         elif self._head is None and self._tries and ev.event == "message":
@@ -212,16 +239,14 @@ class Reducer:
                 self._out.problems.append(Problem("truncated_stream", detail=detail))
             self._end(cut=not complete)
             self._release(final=True)
-            self._parsed = self._out.parsed(complete)
+            self._parsed = self._out.parsed(complete and not self._failed)
         return self._parsed
 
     def _end(self, cut: bool = False) -> None:
         """The response is over; with ``cut``, calls still open become truncated."""
         self._complete = True
         for st in self._choices.values():
-            if cut and st.open is not None:
-                st.open.truncated = True
-            st.close()
+            st.close(cut)
             st.done = True
 
     def _choice(self, pos: int, choice: Any) -> None:
@@ -239,7 +264,7 @@ class Reducer:
         if (
             st.done
             and isinstance(delta, dict)
-            and (delta.get("tool_calls") or delta.get("function_call"))
+            and (delta.get("tool_calls") or not _zero(delta.get("function_call")))
         ):
             if not st.late:
                 st.late = True
@@ -311,6 +336,8 @@ class Reducer:
         if not isinstance(fc, dict):
             self._out.shape(f"function_call is {type(fc).__name__}, not an object")
             return
+        if _zero(fc):
+            return
         call = st.legacy
         if call is None:
             call = st.legacy = PendingCall()
@@ -345,6 +372,25 @@ class Reducer:
         return out
 
 
+def _zero(fc: Any) -> bool:
+    """Whether a legacy ``function_call`` (or its delta) is absent: None, or an object whose
+    values are all empty (``{"name": "", "arguments": ""}``)."""
+    return fc is None or (isinstance(fc, dict) and all(v in (None, "") for v in fc.values()))
+
+
+def _whole_object(call: PendingCall) -> bool:
+    """Whether a call's arguments so far are a whole JSON object (more deltas would break it)."""
+    if call.oversized or call.bad is not None:
+        return True
+    text = call.text().rstrip()
+    if not text.endswith("}"):
+        return False
+    try:
+        return isinstance(loads_str(text), dict)
+    except (ValueError, RecursionError):
+        return False
+
+
 def _load(ev: SSEEvent, out: Collector) -> dict[str, Any] | None:
     """The chunk of an event, or None (with a problem when the event was whole)."""
     chunk = load_event(ev)
@@ -371,15 +417,16 @@ def parse_body(body: Any, limits: Limits, *, size: int | None = None) -> Parsed:
     if not isinstance(body, dict):
         out.shape(f"body is {type(body).__name__}, not an object")
         return out.parsed(True)
+    complete = True
     if body.get("error") is not None:
         out.error(body["error"])
+        complete = False
     out.meta(body)
     out.usage = _usage(body.get("usage"))
     choices = body.get("choices")
     if choices is not None and not isinstance(choices, list):
         out.shape(f"choices is {type(choices).__name__}, not a list")
         choices = None
-    complete = True
     for pos, choice in enumerate(choices or ()):
         if not isinstance(choice, dict):
             out.shape(f"choice is {type(choice).__name__}, not an object")
@@ -409,7 +456,7 @@ def parse_body(body: Any, limits: Limits, *, size: int | None = None) -> Parsed:
         elif tool_calls is not None:
             out.shape(f"tool_calls is {type(tool_calls).__name__}, not a list")
         legacy = message.get("function_call")
-        if legacy is not None:
+        if not _zero(legacy):
             call = _body_function(PendingCall(), legacy, "function_call")
             out.settle(call)
     return out.parsed(complete)

@@ -10,9 +10,12 @@ Choices made here:
   over the deltas, and a disagreement is an ``unexpected_shape`` problem. Calls are emitted
   in ``output_index`` order: a call waits for earlier calls still being received.
 - ``response.completed`` / ``response.incomplete`` / ``response.failed`` / ``error`` end the
-  stream (``complete=True``). The terminal response's ``output`` fills in calls the stream
-  did not finish. After an ``incomplete``/``failed``/``error`` end, calls still open become
-  ``truncated_json``. A trailing ``data: [DONE]`` (OpenRouter) is ignored.
+  stream; ``failed`` and ``error`` with ``complete=False`` (a whole body too, with an
+  ``error`` or status ``failed``). The terminal response's ``output`` fills in calls the
+  stream did not finish. After an ``incomplete``/``failed``/``error`` end, calls still open
+  become ``truncated_json``. A trailing ``data: [DONE]`` (OpenRouter) is ignored.
+- Calls may interleave (deltas of two items alternating): each event goes to the call its
+  ``item_id`` (else ``output_index``) names, in the reducer and in the fast path.
 - ``finish_reason`` is the response ``status`` (``completed``, ``failed``, ``cancelled``),
   or for ``incomplete`` the ``incomplete_details.reason`` (``max_output_tokens``...).
 
@@ -82,6 +85,7 @@ class Reducer:
     __slots__ = (
         "_at",
         "_complete",
+        "_failed",
         "_handlers",
         "_head",
         "_items",
@@ -101,6 +105,7 @@ class Reducer:
         self._head = 0
         self._next_pos = 0
         self._complete = False
+        self._failed = False  # an error or a failed status ended the response
         self._parsed: Parsed | None = None
         self._handlers: dict[str, Callable[[dict[str, Any]], None]] = {
             "response.created": self._started,
@@ -171,7 +176,7 @@ class Reducer:
                 self._out.problems.append(Problem("truncated_stream", detail=detail))
                 self._cut()
             self._release()
-            self._parsed = self._out.parsed(complete)
+            self._parsed = self._out.parsed(complete and not self._failed)
         return self._parsed
 
     def _started(self, payload: dict[str, Any]) -> None:
@@ -239,6 +244,7 @@ class Reducer:
                     self._adopt(call, item.get("name"), item.get("call_id"), item.get(key))
                     call.truncated = item.get("status", status) != "completed"
                     call.finished = True
+        self._failed = self._failed or status == "failed"
         if status != "completed":
             self._cut()
         for call in self._queue[self._head :]:
@@ -247,7 +253,7 @@ class Reducer:
     def _error(self, payload: dict[str, Any]) -> None:
         err = payload.get("error")
         self._out.error(err if isinstance(err, dict) else payload)
-        self._complete = True
+        self._complete = self._failed = True
         self._cut()
 
     def _cut(self) -> None:
@@ -340,6 +346,7 @@ def parse_body(body: Any, limits: Limits, *, size: int | None = None) -> Parsed:
     if not isinstance(body, dict):
         out.shape(f"body is {type(body).__name__}, not an object")
         return out.parsed(True)
+    failed = body.get("error") is not None or body.get("status") == "failed"
     if body.get("error") is not None:
         out.error(body["error"])
     out.meta(body)
@@ -354,7 +361,7 @@ def parse_body(body: Any, limits: Limits, *, size: int | None = None) -> Parsed:
             out.shape(f"output item is {type(item).__name__}, not an object")
         elif _is_call(item):
             out.settle(_item_call(item))
-    return out.parsed(True)
+    return out.parsed(not failed)
 
 
 def _item_call(item: dict[str, Any]) -> PendingCall:
