@@ -32,6 +32,31 @@ TOOL_NAME_RULES: Final[dict[str, re.Pattern[str]]] = {
 # Anthropic-defined tools the CLIENT executes (the model calls them by name); other
 # typed tools (web_search_*, web_fetch_*, code_execution_*...) run on the server.
 _ANTHROPIC_CLIENT_TYPES: Final = ("bash_", "text_editor_", "computer_", "memory_")
+# Anthropic toolsets: one nameless ``tools`` entry declaring a family of client tools,
+# each called by its member name; ``configs.<member>.enabled`` turns a member on or off.
+# Per type: (members, members off unless enabled), as anthropic's SDK types list them.
+_ANTHROPIC_TOOLSETS: Final[dict[str, tuple[tuple[str, ...], frozenset[str]]]] = {
+    "computer_toolset_20260801": (
+        (
+            "cursor_position", "double_click", "hold_key", "key", "left_click",
+            "left_click_drag", "left_mouse_down", "left_mouse_up", "middle_click",
+            "mouse_move", "right_click", "screenshot", "scroll", "triple_click", "type",
+            "wait", "zoom",
+        ),
+        frozenset(),
+    ),
+    "browser_toolset_20260801": (
+        (
+            "close_tab", "double_click", "file_upload", "find", "form_input",
+            "get_page_text", "hold_key", "hover", "javascript_exec", "key", "left_click",
+            "left_click_drag", "left_mouse_down", "left_mouse_up", "list_tabs",
+            "middle_click", "mouse_move", "navigate", "new_tab", "read_console",
+            "read_network", "read_page", "right_click", "screenshot", "scroll", "scroll_to",
+            "switch_tab", "triple_click", "type", "wait", "zoom",
+        ),
+        frozenset({"file_upload", "read_console", "read_network", "javascript_exec"}),
+    ),
+}  # fmt: skip
 # Google ``Schema`` keys as google-genai sends them (snake_case) -> JSON Schema keywords.
 _SCHEMA_KEYS: Final[dict[str, str]] = {
     "min_items": "minItems",
@@ -251,13 +276,43 @@ def _responses(r: _Reader, body: Mapping[str, Any]) -> None:
 # --- Anthropic Messages ------------------------------------------------------------
 
 
+def _anthropic_tool(r: _Reader, tool: Mapping[str, Any], where: str) -> None:
+    """One Anthropic tool definition (a ``tools`` entry, or a ``tool_addition``'s)."""
+    kind = tool.get("type")
+    toolset = _ANTHROPIC_TOOLSETS.get(kind) if isinstance(kind, str) else None
+    if toolset is not None:
+        members, off = toolset
+        configs = tool.get("configs")
+        configs = configs if isinstance(configs, Mapping) else {}
+        for member in members:
+            config = configs.get(member)
+            enabled = config.get("enabled") if isinstance(config, Mapping) else None
+            if enabled is True or (enabled is None and member not in off):
+                r.tool(member, None, where)  # schema built into the model
+    elif kind in (None, "custom"):
+        r.tool(tool.get("name"), tool.get("input_schema"), where)
+    elif isinstance(kind, str) and kind.startswith(_ANTHROPIC_CLIENT_TYPES):
+        r.tool(tool.get("name"), None, where)  # schema built into the model
+
+
+def _anthropic_addition(r: _Reader, block: Mapping[str, Any], where: str) -> None:
+    """A ``tool_addition`` block: a tool defined inline is declared from there on.
+
+    A reference (``tool_reference``, MCP references) names a tool already declared
+    in ``tools`` or by an earlier addition, or one the server runs.
+    """
+    tool = block.get("tool")
+    if isinstance(tool, Mapping) and tool.get("type") == "tool_definition":
+        definition = tool.get("definition")
+        if isinstance(definition, Mapping):
+            _anthropic_tool(r, definition, where)
+        else:
+            r.problem(f"{where}: tool_definition without a definition object")
+
+
 def _anthropic(r: _Reader, body: Mapping[str, Any]) -> None:
     for i, tool in enumerate(_items(body.get("tools"), r, "tools")):
-        kind = tool.get("type")
-        if kind in (None, "custom"):
-            r.tool(tool.get("name"), tool.get("input_schema"), f"tools[{i}]")
-        elif isinstance(kind, str) and kind.startswith(_ANTHROPIC_CLIENT_TYPES):
-            r.tool(tool.get("name"), None, f"tools[{i}]")  # schema built into the model
+        _anthropic_tool(r, tool, f"tools[{i}]")
     choice = body.get("tool_choice")
     if isinstance(choice, Mapping):
         kind = choice.get("type")
@@ -273,7 +328,13 @@ def _anthropic(r: _Reader, body: Mapping[str, Any]) -> None:
         for block in content:
             if not isinstance(block, Mapping):
                 continue
-            if block.get("type") == "tool_use":
+            if block.get("type") == "tool_addition":
+                _anthropic_addition(r, block, "tool_addition")
+            elif block.get("type") == "compaction":
+                for change in _items(block.get("tool_changes"), r, "compaction.tool_changes"):
+                    if change.get("type") == "tool_addition":
+                        _anthropic_addition(r, change, "compaction.tool_changes")
+            elif block.get("type") == "tool_use":
                 names[str(block.get("id"))] = block.get("name")
             elif block.get("type") == "tool_result" and msg.get("role") == "user":
                 cid = block.get("tool_use_id")

@@ -47,6 +47,9 @@ HTTP_RESPONSE_STATUS_CODE: Final = "http.response.status_code"
 HTTP_REQUEST_RESEND_COUNT: Final = "http.request.resend_count"
 
 # --- tooltap's own attributes ---
+TOOLTAP_PREFIX: Final = "tooltap."  # the only attributes tooltap writes on a span it adopted
+#: tooltap's error class of a failed inference, on every inference span (owned or adopted).
+TOOLTAP_ERROR_TYPE: Final = "tooltap.error.type"
 TOOLTAP_OUTCOME: Final = "tooltap.outcome"
 TOOLTAP_RESULT: Final = "tooltap.result"
 TOOLTAP_PROBLEM_KIND: Final = "tooltap.problem.kind"
