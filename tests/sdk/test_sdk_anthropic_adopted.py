@@ -185,6 +185,18 @@ def test_cached_tokens_and_cache_names_are_anthropics(otel: Any) -> None:
     assert otel.total("gen_ai.client.token.usage", gen_ai__token__type="input") == 1
 
 
+def test_tooltaps_own_span_has_the_same_cache_names(otel: Any) -> None:
+    with serving(_Cached) as url:
+        client = anthropic.Anthropic(base_url=url, api_key="k", open_telemetry=False)
+        client.messages.create(**_request())
+    (span,) = otel.inference_spans()
+    attrs = dict(span.attributes or {})
+    assert span.instrumentation_scope.name == "tooltap"
+    assert attrs["gen_ai.usage.cache_write.input_tokens"] == 3
+    assert attrs["gen_ai.usage.cache_read.input_tokens"] == 2
+    assert not [k for k in attrs if k.startswith("gen_ai.usage.cache_creation")]
+
+
 def test_vertex_keeps_its_provider_name(otel: Any, sim: Simulator) -> None:
     traced = _Traced()
     client = anthropic.AnthropicVertex(

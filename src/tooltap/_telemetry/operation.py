@@ -308,11 +308,7 @@ class Operation:
                 (sc.GEN_AI_USAGE_INPUT_TOKENS, usage.input_tokens, "input"),
                 (sc.GEN_AI_USAGE_OUTPUT_TOKENS, usage.output_tokens, "output"),
                 (sc.GEN_AI_USAGE_CACHE_READ_INPUT_TOKENS, usage.cache_read_input_tokens, None),
-                (
-                    sc.GEN_AI_USAGE_CACHE_CREATION_INPUT_TOKENS,
-                    usage.cache_creation_input_tokens,
-                    None,
-                ),
+                (sc.GEN_AI_USAGE_CACHE_WRITE_INPUT_TOKENS, usage.cache_creation_input_tokens, None),
             ):
                 if value is None:
                     continue
