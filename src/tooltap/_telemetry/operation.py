@@ -120,7 +120,7 @@ class Operation:
         return f"{operation} {self.request_model}" if self.request_model else str(operation)
 
     def _owns(self, key: str) -> bool:
-        """Whether tooltap may write attribute ``key``: any on its own span, ``tooltap.*`` on an adopted one."""
+        """Whether tooltap writes ``key``: any on its own span, ``tooltap.*`` on an adopted one."""
         return not self._adopted or key.startswith(sc.TOOLTAP_PREFIX)
 
     def _set(self, key: str, value: Any) -> None:
