@@ -682,3 +682,79 @@ def test_google_sdk_body(capture: tuple[str, list[bytes]]) -> None:
     assert (answered.call_id, answered.name, answered.is_error) == (None, "get_w", True)
     assert (answered.call_args, answered.position) == ({"city": "Oslo"}, 0)
     assert info.problems == ()
+
+
+def test_anthropic_toolset_declares_its_enabled_members() -> None:
+    body = {
+        "tools": [
+            {"type": "computer_toolset_20260801", "configs": {"zoom": {"enabled": False}}},
+            {"type": "browser_toolset_20260801", "configs": {"read_console": {"enabled": True}}},
+        ],
+        "messages": [],
+    }
+    tools = parse_request(body, "anthropic.messages").tools
+    assert {"left_click", "screenshot", "navigate", "read_page", "read_console"} <= tools.keys()
+    assert "zoom" in tools  # the browser's zoom is on: one member name, two toolsets
+    # off by default in the browser toolset, and not turned on here
+    assert not {"javascript_exec", "file_upload", "read_network"} & tools.keys()
+    assert all(schema == {} for schema in tools.values())  # schemas built into the model
+
+
+def test_anthropic_toolset_alone_declares_zoom() -> None:
+    body = {"tools": [{"type": "computer_toolset_20260801"}], "messages": []}
+    info = parse_request(body, "anthropic.messages")
+    assert "zoom" in info.tools and info.problems == ()
+
+
+def test_anthropic_tool_addition_declares_an_inline_definition() -> None:
+    addition = {
+        "type": "tool_addition",
+        "tool": {"type": "tool_definition", "definition": {"name": "late", "input_schema": SCHEMA}},
+    }
+    reference = {"type": "tool_addition", "tool": {"type": "tool_reference", "name": "early"}}
+    compaction = {
+        "type": "compaction",
+        "content": "summary",
+        "tool_changes": [
+            {
+                "type": "tool_addition",
+                "tool": {
+                    "type": "tool_definition",
+                    "definition": {"type": "computer_toolset_20260801"},
+                },
+            }
+        ],
+    }
+    body = {
+        "tools": [{"name": "early", "input_schema": SCHEMA}],
+        "messages": [
+            {"role": "user", "content": [{"type": "text", "text": "hi"}, reference]},
+            {"role": "assistant", "content": [compaction]},
+            {"role": "system", "content": [addition]},
+        ],
+    }
+    info = parse_request(body, "anthropic.messages")
+    assert info.tools["late"] == SCHEMA and info.tools["early"] == SCHEMA
+    assert "left_click" in info.tools
+    assert info.problems == ()
+
+
+def test_anthropic_sdk_body_with_toolset_and_tool_addition(capture: tuple[str, list[bytes]]) -> None:
+    url, bodies = capture
+    client = anthropic.Anthropic(api_key="k", base_url=url, max_retries=0)
+    addition: Any = {
+        "type": "tool_addition",
+        "tool": {"type": "tool_definition", "definition": {"name": "late", "input_schema": SCHEMA}},
+    }
+    raw = _sent(
+        bodies,
+        lambda: client.beta.messages.create(
+            model="claude-x",
+            max_tokens=50,
+            tools=[{"type": "computer_toolset_20260801"}],
+            messages=[{"role": "user", "content": [{"type": "text", "text": "go"}, addition]}],
+        ),
+    )
+    info = parse_request(raw, "anthropic.messages")
+    assert {"left_click", "late"} <= info.tools.keys()
+    assert info.problems == ()

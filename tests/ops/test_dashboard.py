@@ -8,6 +8,7 @@ import shutil
 import subprocess
 from pathlib import Path
 from typing import Any
+from urllib.parse import unquote
 
 import pytest
 import yaml
@@ -155,6 +156,15 @@ def test_panels_cover_the_questions_operators_ask() -> None:
     ]
     assert any("/search?service=" in url for url in links)  # Jaeger
     assert any("traceql" in url for url in links)  # Tempo
+
+
+def test_error_links_search_tooltaps_error_type() -> None:
+    """The metrics' error classes are on every inference span as ``tooltap.error.type``."""
+    (panel,) = [p for p in dashboard()["panels"] if p["title"] == "Provider errors by class"]
+    urls = [unquote(link["url"]) for link in panel["fieldConfig"]["defaults"]["links"]]
+    assert len(urls) == 2
+    assert all("tooltap.error.type" in url for url in urls)
+    assert not any('"error.type"' in url or "span.error.type" in url for url in urls)
 
 
 @pytest.mark.slow

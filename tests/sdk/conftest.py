@@ -21,6 +21,9 @@ from tooltap.simulator import Simulator
 
 INFERENCE_OPERATIONS = ("chat", "generate_content")
 
+#: anthropic's own test module runs in subprocesses of its own (test_anthropic_upstream.py).
+collect_ignore = ["anthropic_upstream"]
+
 
 class StartedAttributes(SpanProcessor):
     """Keeps each span's attributes as they were when it started (what samplers see)."""

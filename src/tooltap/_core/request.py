@@ -35,6 +35,31 @@ TOOL_NAME_RULES: Final[dict[str, re.Pattern[str]]] = {
 # Anthropic-defined tools the CLIENT executes (the model calls them by name); other
 # typed tools (web_search_*, web_fetch_*, code_execution_*...) run on the server.
 _ANTHROPIC_CLIENT_TYPES: Final = ("bash_", "text_editor_", "computer_", "memory_")
+# Anthropic toolsets: one nameless ``tools`` entry declaring a family of client tools,
+# each called by its member name; ``configs.<member>.enabled`` turns a member on or off.
+# Per type: (members, members off unless enabled), as anthropic's SDK types list them.
+_ANTHROPIC_TOOLSETS: Final[dict[str, tuple[tuple[str, ...], frozenset[str]]]] = {
+    "computer_toolset_20260801": (
+        (
+            "cursor_position", "double_click", "hold_key", "key", "left_click",
+            "left_click_drag", "left_mouse_down", "left_mouse_up", "middle_click",
+            "mouse_move", "right_click", "screenshot", "scroll", "triple_click", "type",
+            "wait", "zoom",
+        ),
+        frozenset(),
+    ),
+    "browser_toolset_20260801": (
+        (
+            "close_tab", "double_click", "file_upload", "find", "form_input",
+            "get_page_text", "hold_key", "hover", "javascript_exec", "key", "left_click",
+            "left_click_drag", "left_mouse_down", "left_mouse_up", "list_tabs",
+            "middle_click", "mouse_move", "navigate", "new_tab", "read_console",
+            "read_network", "read_page", "right_click", "screenshot", "scroll", "scroll_to",
+            "switch_tab", "triple_click", "type", "wait", "zoom",
+        ),
+        frozenset({"file_upload", "read_console", "read_network", "javascript_exec"}),
+    ),
+}  # fmt: skip
 # Google ``Schema`` keys as google-genai sends them (snake_case) -> JSON Schema keywords.
 _SCHEMA_KEYS: Final[dict[str, str]] = {
     "min_items": "minItems",
@@ -365,13 +390,43 @@ def _response_output(item: Mapping[str, Any]) -> bool:
 # --- Anthropic Messages ------------------------------------------------------------
 
 
+def _anthropic_tool(r: _Reader, tool: Mapping[str, Any], where: str) -> None:
+    """One Anthropic tool definition (a ``tools`` entry, or a ``tool_addition``'s)."""
+    kind = tool.get("type")
+    toolset = _ANTHROPIC_TOOLSETS.get(kind) if isinstance(kind, str) else None
+    if toolset is not None:
+        members, off = toolset
+        configs = tool.get("configs")
+        configs = configs if isinstance(configs, Mapping) else {}
+        for member in members:
+            config = configs.get(member)
+            enabled = config.get("enabled") if isinstance(config, Mapping) else None
+            if enabled is True or (enabled is None and member not in off):
+                r.tool(member, None, where)  # schema built into the model
+    elif kind in (None, "custom"):
+        r.tool(tool.get("name"), tool.get("input_schema"), where)
+    elif isinstance(kind, str) and kind.startswith(_ANTHROPIC_CLIENT_TYPES):
+        r.tool(tool.get("name"), None, where)  # schema built into the model
+
+
+def _anthropic_addition(r: _Reader, block: Mapping[str, Any], where: str) -> None:
+    """A ``tool_addition`` block: a tool defined inline is declared from there on.
+
+    A reference (``tool_reference``, MCP references) names a tool already declared
+    in ``tools`` or by an earlier addition, or one the server runs.
+    """
+    tool = block.get("tool")
+    if isinstance(tool, Mapping) and tool.get("type") == "tool_definition":
+        definition = tool.get("definition")
+        if isinstance(definition, Mapping):
+            _anthropic_tool(r, definition, where)
+        else:
+            r.problem(f"{where}: tool_definition without a definition object")
+
+
 def _anthropic(r: _Reader, body: Mapping[str, Any]) -> None:
     for i, tool in enumerate(_items(body.get("tools"), r, "tools")):
-        kind = tool.get("type")
-        if kind in (None, "custom"):
-            r.tool(tool.get("name"), tool.get("input_schema"), f"tools[{i}]")
-        elif isinstance(kind, str) and kind.startswith(_ANTHROPIC_CLIENT_TYPES):
-            r.tool(tool.get("name"), None, f"tools[{i}]")  # schema built into the model
+        _anthropic_tool(r, tool, f"tools[{i}]")
     choice = body.get("tool_choice")
     if isinstance(choice, Mapping):
         kind = choice.get("type")
@@ -379,7 +434,10 @@ def _anthropic(r: _Reader, body: Mapping[str, Any]) -> None:
             r.tool_choice = f"tool:{choice['name']}"
         elif kind in ("auto", "any", "none"):
             r.tool_choice = kind
-    last, after, _ = _tail(body.get("messages"), r, "messages", _assistant)
+    messages = body.get("messages")
+    if isinstance(messages, list):
+        _anthropic_additions(r, messages)
+    last, after, _ = _tail(messages, r, "messages", _assistant)
     calls: dict[str, _Call] = {}
     content = last.get("content") if last is not None else None
     if isinstance(content, list):
@@ -395,6 +453,23 @@ def _anthropic(r: _Reader, body: Mapping[str, Any]) -> None:
                 cid = block.get("tool_use_id")
                 error = block.get("is_error") is True
                 r.result(cid, error, block.get("content"), calls.get(str(cid)))
+
+
+def _anthropic_additions(r: _Reader, messages: list[Any]) -> None:
+    """Tools declared mid-conversation (``tool_addition`` blocks, also inside a
+    ``compaction``'s ``tool_changes``): a cheap look at each block of the history."""
+    for msg in messages:
+        content = msg.get("content") if isinstance(msg, Mapping) else None
+        if not isinstance(content, list):
+            continue
+        for block in content:
+            kind = block.get("type") if isinstance(block, Mapping) else None
+            if kind == "tool_addition":
+                _anthropic_addition(r, block, "tool_addition")
+            elif kind == "compaction":
+                for change in _items(block.get("tool_changes"), r, "compaction.tool_changes"):
+                    if change.get("type") == "tool_addition":
+                        _anthropic_addition(r, change, "compaction.tool_changes")
 
 
 # --- Google GenAI ------------------------------------------------------------------

@@ -16,6 +16,14 @@ as ``_request(..., call=ApiCall(span))``, current during every send. A trace mus
 hold one inference span per call, so when ``call.span`` exists tooltap adopts it
 (``Operation(span=...)``) instead of starting its own.
 
+On that span anthropic's attributes win: tooltap writes only ``tooltap.*`` ones
+there (see :class:`Operation`), and content only when the client's content mode
+(``ApiCall.records_content``: ``open_telemetry={"traces": {"content_mode": ...}}``
+or ``ANTHROPIC_OPEN_TELEMETRY_TRACES_CONTENT_MODE``) allows it as well as tooltap's.
+``gen_ai.provider.name`` of the metrics and tool spans is the client's own
+(``_gen_ai_provider_name``: ``gcp.vertex_ai`` for Vertex, ``aws.bedrock`` for
+Bedrock), as on anthropic's span.
+
 anthropic ends its span before tooltap's operation ends (``_request`` ends it
 before returning a parsed Message; ``Stream.close`` ends it before closing the
 body that tooltap taps), which would drop tooltap's last attributes. So anthropic
@@ -110,6 +118,8 @@ class _AnthropicCall(Call):
             stream=self.stream,
             owner="sdk",
             span=span,
+            span_content=getattr(self.api_call, "records_content", False) is True,
+            provider_name=self.provider,
             params=self.params,
         )
         held = _HeldSpan(span)
@@ -124,7 +134,12 @@ def _describe(instance: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> C
     call = describe_body(
         str(options.method), str(options.url), options.json_data, instance.base_url
     )
-    return None if call is None else _AnthropicCall.of(call, kwargs.get("call"))
+    if call is None:
+        return None
+    provider = getattr(instance, "_gen_ai_provider_name", None)
+    if isinstance(provider, str) and provider:
+        call.provider = provider
+    return _AnthropicCall.of(call, kwargs.get("call"))
 
 
 _sync, _async = wrappers(_describe)

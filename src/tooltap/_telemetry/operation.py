@@ -19,7 +19,12 @@ Who owns an operation, and who ends it (exactly once; ``end`` is idempotent):
   wins, and the error is not lost. An SDK wrapper that keeps the op current while
   the app iterates (google-genai's generator) must end the op itself.
 * ``span=`` given: the op adopts a span someone else made (anthropic's own) and
-  adds attributes, events, links and tool spans to it, but never ends it.
+  never ends it. That span's owner keeps its attributes: tooltap sets only its own
+  ``tooltap.*`` attributes there (``tooltap.error.type`` included), adds events and
+  links, and hangs the tool spans under it; no ``gen_ai.*``, ``error.type``,
+  ``http.*`` attribute and no status. Content (problem details) goes on it only
+  when ``span_content`` (the owner's content mode) allows it too. Metrics, events
+  and tool spans keep tooltap's own vocabulary and content setting.
 
 Tool calls go to the lifecycle as soon as the tap's parser completes them
 (``calls_received``); ``record_parsed`` settles the response (attributes, usage,
@@ -75,6 +80,7 @@ class Operation:
         stream: bool | None,
         owner: Literal["sdk", "transport"],
         span: Span | None = None,
+        span_content: bool = True,
         provider_name: str | None = None,
         params: Mapping[str, Any] | None = None,
         request_body: Mapping[str, Any] | None = None,
@@ -95,18 +101,17 @@ class Operation:
             if server_port is not None:
                 self.attributes[sc.SERVER_PORT] = server_port
         self._adopted = span is not None
-        start = dict(self.attributes)
-        if stream is not None:
-            start[sc.GEN_AI_REQUEST_STREAM] = stream
-        if params:  # the request's gen_ai.request.* parameters
-            start.update(params)
+        self._span_content = span_content
         conversation = current_conversation.get()
-        if conversation is not None:
-            start[sc.GEN_AI_CONVERSATION_ID] = conversation
         if span is None:
+            start = dict(self.attributes)
+            if stream is not None:
+                start[sc.GEN_AI_REQUEST_STREAM] = stream
+            if params:  # the request's gen_ai.request.* parameters
+                start.update(params)
+            if conversation is not None:
+                start[sc.GEN_AI_CONVERSATION_ID] = conversation
             span = tel.tracer.start_span(self._name(), kind=SpanKind.CLIENT, attributes=start)
-        else:
-            span.set_attributes(start)
         self.span = span
         self.request_info: RequestInfo | None = None
         self.request_body = request_body
@@ -132,9 +137,13 @@ class Operation:
         operation = self.attributes[sc.GEN_AI_OPERATION_NAME]
         return f"{operation} {self.request_model}" if self.request_model else str(operation)
 
+    def _owns(self, key: str) -> bool:
+        """Whether tooltap writes ``key``: any on its own span, ``tooltap.*`` on an adopted one."""
+        return not self._adopted or key.startswith(sc.TOOLTAP_PREFIX)
+
     def _set(self, key: str, value: Any) -> None:
-        """Set an attribute unless the span is no longer recording (an adopted span may end first)."""
-        if self.span.is_recording():
+        """Set an attribute tooltap owns, while the span records (an adopted span may end first)."""
+        if self._owns(key) and self.span.is_recording():
             self.span.set_attribute(key, value)
 
     def _event(self, name: str, attributes: dict[str, Any]) -> None:
@@ -346,11 +355,7 @@ class Operation:
                 (sc.GEN_AI_USAGE_INPUT_TOKENS, usage.input_tokens, "input"),
                 (sc.GEN_AI_USAGE_OUTPUT_TOKENS, usage.output_tokens, "output"),
                 (sc.GEN_AI_USAGE_CACHE_READ_INPUT_TOKENS, usage.cache_read_input_tokens, None),
-                (
-                    sc.GEN_AI_USAGE_CACHE_CREATION_INPUT_TOKENS,
-                    usage.cache_creation_input_tokens,
-                    None,
-                ),
+                (sc.GEN_AI_USAGE_CACHE_WRITE_INPUT_TOKENS, usage.cache_creation_input_tokens, None),
             ):
                 if value is None:
                     continue
@@ -361,7 +366,7 @@ class Operation:
                         {**self.attributes, sc.GEN_AI_TOKEN_TYPE: token_type},
                         context=trace.set_span_in_context(self.span),
                     )
-        if attributes and self.span.is_recording():
+        if attributes and not self._adopted and self.span.is_recording():
             self.span.set_attributes(attributes)
 
     def _replayed(self) -> None:
@@ -382,7 +387,7 @@ class Operation:
             event[sc.GEN_AI_TOOL_CALL_ID] = problem.call_id
         if problem.name is not None:
             event[sc.GEN_AI_TOOL_NAME] = problem.name
-        if problem.detail and self.tel.config.capture_any:  # details may quote arguments
+        if problem.detail and self.tel.config.capture_any and self._span_content:  # may quote args
             event[sc.TOOLTAP_PROBLEM_DETAIL] = problem.detail
         self._event(sc.EVENT_PROBLEM, event)
 
@@ -438,7 +443,7 @@ class Operation:
         )
 
     def _content(self, key: str, messages: list[dict[str, Any]]) -> None:
-        if self.tel.config.content_on_span:
+        if self.tel.config.content_on_span and self._owns(key):
             self._set(key, to_json(messages))
         events = self.tel.events
         if events is not None:
@@ -494,7 +499,8 @@ class Operation:
             if error is not None:
                 attributes[sc.ERROR_TYPE] = error.error_type
                 self._set(sc.ERROR_TYPE, error.error_type)
-                if self.span.is_recording():
+                self._set(sc.TOOLTAP_ERROR_TYPE, error.error_type)
+                if not self._adopted and self.span.is_recording():
                     self.span.set_status(Status(StatusCode.ERROR, error.error_type))
             duration = time.monotonic() - self._started
             self.tel.instruments.operation_duration.record(

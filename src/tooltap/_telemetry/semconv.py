@@ -31,7 +31,9 @@ GEN_AI_RESPONSE_FINISH_REASONS: Final = "gen_ai.response.finish_reasons"
 GEN_AI_USAGE_INPUT_TOKENS: Final = "gen_ai.usage.input_tokens"
 GEN_AI_USAGE_OUTPUT_TOKENS: Final = "gen_ai.usage.output_tokens"
 GEN_AI_USAGE_CACHE_READ_INPUT_TOKENS: Final = "gen_ai.usage.cache_read.input_tokens"
-GEN_AI_USAGE_CACHE_CREATION_INPUT_TOKENS: Final = "gen_ai.usage.cache_creation.input_tokens"
+#: Tokens written to the prompt cache. The GenAI drafts rename ``cache_creation`` to
+#: ``cache_write``; anthropic's own span uses ``cache_write``, so every span does.
+GEN_AI_USAGE_CACHE_WRITE_INPUT_TOKENS: Final = "gen_ai.usage.cache_write.input_tokens"
 GEN_AI_TOKEN_TYPE: Final = "gen_ai.token.type"
 GEN_AI_CONVERSATION_ID: Final = "gen_ai.conversation.id"
 GEN_AI_TOOL_NAME: Final = "gen_ai.tool.name"
@@ -48,6 +50,9 @@ HTTP_RESPONSE_STATUS_CODE: Final = "http.response.status_code"
 HTTP_REQUEST_RESEND_COUNT: Final = "http.request.resend_count"
 
 # --- tooltap's own attributes ---
+TOOLTAP_PREFIX: Final = "tooltap."  # the only attributes tooltap writes on a span it adopted
+#: tooltap's error class of a failed inference, on every inference span (owned or adopted).
+TOOLTAP_ERROR_TYPE: Final = "tooltap.error.type"
 TOOLTAP_OUTCOME: Final = "tooltap.outcome"
 TOOLTAP_RESULT: Final = "tooltap.result"
 TOOLTAP_PROBLEM_KIND: Final = "tooltap.problem.kind"
