@@ -22,7 +22,7 @@ from opentelemetry.instrumentation.instrumentor import (  # type: ignore[attr-de
     BaseInstrumentor,
 )
 
-from ._patch import httpx_tap
+from ._patch import httpx_tap, tap_stream
 from ._patch.quietly import quietly, report
 from ._telemetry.config import Config
 from ._telemetry.listeners import Listener
@@ -102,6 +102,7 @@ def _install(
 
 def _uninstall() -> None:
     tel = get_telemetry()
+    quietly(tap_stream.settle_all)  # bodies in flight record nothing more
     if tel is not None:
         quietly(tel.lifecycle.end_all)
     httpx_tap.uninstall()

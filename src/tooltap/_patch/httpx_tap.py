@@ -18,7 +18,6 @@ import dataclasses
 import json
 import re
 import sys
-import threading
 from collections.abc import Callable, Mapping
 from contextvars import ContextVar, Token
 from types import ModuleType
@@ -33,6 +32,7 @@ from .._core.errors import classify_error
 from .._core.model import RequestInfo
 from .._core.request import parse_request
 from .._core.stream import parse_response
+from .._forks import new_lock
 from .._telemetry import semconv as sc
 from .._telemetry.operation import Operation, current_operation
 from .._telemetry.telemetry import Telemetry, get_telemetry
@@ -49,7 +49,7 @@ _DEFAULT_PORTS: Final = {"https": 443, "http": 80}
 #: aiohttp (``httpx_aiohttp``, openai's ``DefaultAioHttpClient``) is not recorded again.
 in_send: ContextVar[bool] = ContextVar("tooltap_in_send", default=False)
 
-_lock = threading.Lock()
+_lock = new_lock()
 _installed = False
 _hooked: set[str] = set()
 _handles: list[tuple[object, str, object]] = []  # (class, "send", wrapper) we installed
@@ -77,6 +77,9 @@ class _Exchange:
         """Settle now or tap the body; always return ``response`` itself."""
         self._detach()
         op, info = self.op, self.info
+        if op.tel is not get_telemetry():  # uninstrumented while the request was sent
+            op.release()
+            return response
         status = int(response.status_code)
         headers = response.headers
         read = hasattr(response, "_content")

@@ -24,6 +24,7 @@ from typing import Any, Final, Literal
 import wrapt
 
 from .._core.errors import classify_error
+from .._forks import in_child
 from .._core.model import ErrorClass, Problem, RequestInfo, ToolCall
 from .._core.stream import StreamParser, parse_response
 from .._telemetry.operation import Operation
@@ -36,10 +37,10 @@ try:
 except ImportError:  # built without a C compiler: the generators below
     Tap = ATap = None
 
-__all__ = ["TapAsyncStream", "TapState", "TapSyncStream"]
+__all__ = ["TapAsyncStream", "TapState", "TapSyncStream", "settle_all"]
 
 Mode = Literal["sse", "body", "error"]
-End = Literal["exhausted", "closed", "error", "collected"]
+End = Literal["exhausted", "closed", "error", "collected", "detached"]
 _ERROR_BODY_CAP: Final = 64 * 1024
 
 
@@ -123,11 +124,24 @@ class TapState:
             self._off = True
             op.record_problem(Problem("unexpected_shape", detail=f"content-encoding {encoding}"))
 
+    def stop(self) -> None:
+        """Tap no more of this body (the chunks still go to the app)."""
+        self._off = True
+        self.hot = self.feed
+
+    def forget(self) -> None:
+        """Never settle: a forked child's copy of a body its parent is reading."""
+        self._done = True
+        if self._finalizer is not None:
+            self._finalizer.detach()
+            self._finalizer = None
+
     def watch(self, proxy: object) -> None:
         """Settle as ``collected`` if ``proxy`` is garbage-collected before the body ends."""
         finalizer = weakref.finalize(proxy, _collected, self)
         finalizer.atexit = False
         self._finalizer = finalizer
+        _live.add(self)
 
     def feed(self, chunk: bytes) -> list[ToolCall] | None:
         """One raw chunk, as the transport delivered it; the calls it completed."""
@@ -160,6 +174,7 @@ class TapState:
         if self._done:
             return
         self._done = True
+        _live.discard(self)
         if self._finalizer is not None:
             self._finalizer.detach()
             self._finalizer = None
@@ -176,6 +191,8 @@ class TapState:
             error = classify_error(self.status, self.headers, bytes(self._buf) or None)
             op.attempt_failed(error)
             return error
+        if end == "detached":
+            return None  # uninstrumented mid-body: what was received stays recorded
         early = end in ("closed", "collected")
         failure = classify_error(None, {}, None, exc) if exc is not None else None
         if self._off:
@@ -202,6 +219,27 @@ def _json(body: bytes) -> Any:
         return json.loads(body)
     except ValueError:
         return None
+
+
+#: Bodies being tapped now (a state leaves when it settles).
+_live: weakref.WeakSet[TapState] = weakref.WeakSet()
+
+
+def settle_all() -> None:
+    """Stop tapping every body still being read and settle it as ``detached`` (uninstrument):
+    the rest of each body goes to the app untouched, nothing more is recorded for it."""
+    for state in list(_live):
+        state.stop()
+        quietly(state.finish, "detached")
+
+
+@in_child
+def _forget_parent_bodies() -> None:
+    """A forked child never settles the bodies its parent was reading (the parent does)."""
+    for state in list(_live):
+        state.stop()
+        state.forget()
+    _live.clear()
 
 
 def _collected(state: TapState) -> None:

@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import json
 import sqlite3
-import threading
 import time
 from collections import OrderedDict
 from dataclasses import dataclass, field
 from os import PathLike
 from typing import Any, Literal, Protocol, Self, runtime_checkable
+
+from .._forks import new_lock
 
 __all__ = ["Ledger", "LedgerEntry", "MemoryLedger", "SQLiteLedger"]
 
@@ -49,7 +50,7 @@ class MemoryLedger:
     def __init__(self, max_entries: int = 10_000) -> None:
         self.max_entries = max_entries
         self._entries: OrderedDict[str, LedgerEntry] = OrderedDict()
-        self._lock = threading.Lock()
+        self._lock = new_lock()
 
     def __len__(self) -> int:
         return len(self._entries)
@@ -76,7 +77,7 @@ class SQLiteLedger:
 
     def __init__(self, path: str | PathLike[str], *, timeout: float = 5.0) -> None:
         self.path = path
-        self._lock = threading.Lock()
+        self._lock = new_lock()
         self._db = sqlite3.connect(path, timeout=timeout, check_same_thread=False)
         with self._lock, self._db:
             self._db.execute(

@@ -24,6 +24,8 @@ from typing import Any, Final
 
 from opentelemetry import metrics, trace
 
+from .._forks import new_lock
+
 __all__ = [
     "PROMETHEUS_HOST_ENV",
     "PROMETHEUS_PORT_ENV",
@@ -62,7 +64,7 @@ class _Owned:
     atexit_registered: bool = False
 
 
-_lock = threading.Lock()
+_lock = new_lock()
 _owned = _Owned()
 
 

@@ -28,7 +28,6 @@ problems, forced ``tool_choice``) and hands on any call not delivered yet.
 
 from __future__ import annotations
 
-import threading
 import time
 from collections.abc import Mapping
 from contextvars import ContextVar
@@ -40,6 +39,7 @@ from opentelemetry.trace import Span, SpanKind, Status, StatusCode
 from .._core.errors import classify_error, classify_problem
 from .._core.model import ErrorClass, Parsed, Problem, RequestInfo, ToolCall
 from .._core.validate import validate
+from .._forks import new_lock
 from . import semconv as sc
 from .content import input_messages, output_messages, to_json
 from .listeners import ToolCallProblem
@@ -98,7 +98,7 @@ class Operation:
         self.span = span
         self.request_info: RequestInfo | None = None
         self._started = time.monotonic()
-        self._lock = threading.Lock()
+        self._lock = new_lock()
         self._ended = False
         self._held = False
         self._attempts = 0

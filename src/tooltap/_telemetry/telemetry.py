@@ -16,6 +16,7 @@ from opentelemetry import trace
 from opentelemetry._logs import Logger, get_logger
 from opentelemetry.metrics import get_meter, get_meter_provider
 
+from .._forks import in_child
 from .._patch.quietly import set_error_sink
 from . import semconv as sc
 from .config import Config
@@ -39,6 +40,14 @@ def set_telemetry(tel: Telemetry | None) -> None:
     global _current
     _current = tel
     set_error_sink(tel.internal_error if tel is not None else None)
+
+
+@in_child
+def _forget_parent_calls() -> None:
+    """A forked child starts with an empty open-call table and empty call-id memories."""
+    tel = _current
+    if tel is not None:
+        tel.lifecycle = Lifecycle(tel)
 
 
 def _version() -> str:
