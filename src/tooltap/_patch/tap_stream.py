@@ -24,9 +24,9 @@ from typing import Any, Final, Literal
 import wrapt
 
 from .._core.errors import classify_error
-from .._forks import in_child
 from .._core.model import ErrorClass, Problem, RequestInfo, ToolCall
 from .._core.stream import StreamParser, parse_response
+from .._forks import in_child
 from .._telemetry.operation import Operation
 from .quietly import quietly, report
 
