@@ -5,7 +5,8 @@ wrappers differ only in ``await``. Non-LLM traffic (``detect_dialect`` is None)
 and suppressed contexts pass straight through. For LLM traffic the request body
 is parsed, the attempt is recorded on the current SDK ``Operation`` (or on a new
 transport-owned one), and the response is settled at once (error status, body
-already read) or its ``stream`` is replaced by a tap proxy (``tap_stream``).
+already read) or its ``stream`` is replaced by a tap proxy (``tap_stream``); a body
+the client decodes is parsed from its own decoder's output (``TapState.decoding``).
 
 Patching is lazy: post-import hooks wrap the classes when (if ever) the app
 imports httpx or httpx2; importing tooltap imports neither. The app's call is
@@ -107,6 +108,13 @@ class _Exchange:
 
     @staticmethod
     def _tap(response: Any, state: TapState, is_async: bool) -> Any:
+        try:
+            decoder = response._get_content_decoder()  # cached: the one the client will use
+        except Exception:  # noqa: BLE001 - the client fails on this body too: nothing to parse
+            state.stop()
+        else:
+            if type(decoder).__name__ != "IdentityDecoder":  # the client decodes this body
+                response._decoder = state.decoding(decoder)
         proxy = TapAsyncStream if is_async else TapSyncStream
         response.stream = proxy(response.stream, state)
         return response
