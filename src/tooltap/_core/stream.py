@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import logging
+import re
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -16,6 +17,9 @@ from .sse import SSEEvent, SSEParser
 __all__ = ["StreamParser", "parse_response"]
 
 _log = logging.getLogger("tooltap")
+#: Three or more LFs in a row: an event boundary, then blank lines that do nothing (any run
+#: of two or more line ends means the same as two).
+_BLANK_RUN = re.compile(rb"\n{3,}")
 
 Hot: Callable[..., Callable[[bytes], list[ToolCall] | None]] | None
 try:
@@ -28,7 +32,8 @@ class StreamParser:
     """Incremental tool-call parser for one streamed response.
 
     ``feed(chunk)`` returns the calls that chunk completed; ``close()`` returns the
-    whole ``Parsed``. The parser is total: malformed input becomes problems.
+    whole ``Parsed``. The parser is total: malformed input becomes problems. Runs of
+    blank lines (padding, which dispatches nothing) are collapsed in one step.
 
     Hot path, at an event boundary (the SSE decoder idle): when the reducer is ``armed``
     (the head and tail of the open call's argument deltas), the run of such deltas at the
@@ -70,6 +75,13 @@ class StreamParser:
     def feed(self, chunk: bytes) -> list[ToolCall]:
         """Take the next bytes of the body; return the calls they complete, in order."""
         sse = self._sse
+        if b"\n" not in chunk and b"\r" not in chunk:  # within one line: nothing completes
+            sse.feed(chunk)
+            return []
+        if b"\r" in chunk and b"\r\n\r\n\r\n" in chunk:  # CRLF padding: as LFs
+            chunk = chunk.replace(b"\r\n\r\n", b"\n\n")  # (two line ends stay two)
+        if b"\n\n\n" in chunk:  # padding: skipped in one step
+            chunk = _BLANK_RUN.sub(b"\n\n", chunk)
         if not sse.idle:
             return self._resume(chunk)
         pos = 0
