@@ -52,9 +52,11 @@ class StreamParser:
         "_closed",
         "_fast",
         "_faults",
+        "_kept",
         "_limit",
         "_match",
         "_reducer",
+        "_returned",
         "_sse",
         "dialect",
         "limits",
@@ -71,9 +73,24 @@ class StreamParser:
         self._fast: Callable[[bytes], bool] | None = getattr(self._reducer, "fast", None)
         self._faults: list[Problem] = []
         self._closed: Parsed | None = None
+        self._returned = 0  # calls handed on by ``feed``
+        self._kept: int | None = None  # of those, how many before an event was dropped
 
     def feed(self, chunk: bytes) -> list[ToolCall]:
-        """Take the next bytes of the body; return the calls they complete, in order."""
+        """Take the next bytes of the body; return the calls they complete, in order.
+
+        Once the decoder has dropped an event (over ``max_event_bytes``), no call completes
+        any more: one might miss that event's bytes (``close`` says which, as problems)."""
+        calls = self._feed(chunk)
+        if self._sse.dropped_events:
+            if self._kept is None:
+                self._kept = self._returned
+            return []
+        if calls:
+            self._returned += len(calls)
+        return calls
+
+    def _feed(self, chunk: bytes) -> list[ToolCall]:
         sse = self._sse
         if b"\n" not in chunk and b"\r" not in chunk:  # within one line: nothing completes
             sse.feed(chunk)
@@ -216,9 +233,25 @@ class StreamParser:
                 self._fault(ev.event, exc)
         parsed = self._reducer.finish()
         extra = list(self._faults)
-        extra += [
-            Problem("oversized_event", detail=f"event over {self.limits.max_event_bytes} bytes")
-        ] * self._sse.dropped_events
+        detail = f"event over {self.limits.max_event_bytes} bytes"
+        unseen = parsed.calls[self._returned if self._kept is None else self._kept :]
+        if self._sse.dropped_events and unseen:  # completed after a drop: not calls
+            extra += [
+                Problem(
+                    "oversized_event",
+                    call_index=c.index,
+                    call_id=c.call_id,
+                    name=c.name,
+                    detail=f"{detail} dropped while the call was open",
+                    received=c.raw_arguments,
+                )
+                for c in unseen
+            ]
+            parsed = dataclasses.replace(
+                parsed, calls=parsed.calls[: len(parsed.calls) - len(unseen)]
+            )
+        else:
+            extra += [Problem("oversized_event", detail=detail)] * self._sse.dropped_events
         if extra:
             parsed = dataclasses.replace(parsed, problems=parsed.problems + tuple(extra))
         self._closed = parsed
