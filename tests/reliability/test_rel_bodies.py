@@ -202,6 +202,7 @@ def _peak(url: str) -> int:
         tracemalloc.stop()
 
 
+@pytest.mark.long
 @pytest.mark.parametrize("kind", list(HOSTILE))
 def test_padding_and_bombs_cost_a_small_factor_of_the_apps_own_read(
     kind: str, replay: ReplayServer, capture: Capture

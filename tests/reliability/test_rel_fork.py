@@ -132,6 +132,7 @@ def _reap(children: dict[int, Path], hung: list[str], failed: list[int]) -> None
         failed.append(code)
 
 
+@pytest.mark.long
 def test_prefork_children_never_hang(remote: SimProcess, lockless: list[tooltap.ToolCall]) -> None:
     _streamer(remote.url, threading.Event(), once=True)  # lazy imports and model builds
     stop = threading.Event()

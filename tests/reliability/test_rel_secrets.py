@@ -25,7 +25,7 @@ import httpx2
 import pytest
 from opentelemetry.sdk.trace import ReadableSpan
 from rel_apps import App
-from rel_support import Capture
+from rel_support import Canned, Capture, ReplayServer
 from rel_wire import PATHS, first_body
 
 import tooltap
@@ -166,3 +166,59 @@ async def test_no_secret_in_telemetry(
             assert canary not in text, f"a canary leaked into {where}"
     if app_name == "url_key":  # the app's own HTTP client logs the URL: capture works
         assert canaries.token in "\n".join(_log_lines(caplog.records, ours=False))
+
+
+# --- what a provider's error message echoes ---------------------------------------------
+
+#: Credentials as error messages echo them: an OpenAI key, a Google API key, a bearer token.
+ECHOED = (
+    "sk-proj-ECHOcanary0123456789",
+    "AIzaSyECHOcanary0123456789abcdefghijklm",
+    "Bearer ECHOtok",
+)
+ERROR_STREAMS = {
+    "/v1/chat/completions": b'data: {"error": {"message": "bad key %s", "type": "invalid"}}\n\n',
+    "/v1/messages": b'event: error\ndata: {"type": "error", "error": {"type": "authentication_error",'
+    b' "message": "bad key %s"}}\n\n',
+    "/v1beta/models/g:streamGenerateContent?alt=sse": b'data: {"error": {"code": 400,'
+    b' "message": "bad key %s", "status": "INVALID_ARGUMENT"}}\n\n',
+}
+
+
+@pytest.mark.parametrize("path", list(ERROR_STREAMS))
+def test_secret_echoed_by_a_provider_error_is_masked(
+    path: str, replay: ReplayServer, capture: Capture
+) -> None:
+    body = ERROR_STREAMS[path] % " / ".join(ECHOED).encode()
+    replay.canned = Canned(200, [("content-type", "text/event-stream")], [body])
+    capture.instrument(capture_content="SPAN_AND_EVENT")
+    with httpx2.Client(timeout=10) as client:
+        request = client.build_request("POST", replay.url + path, json={"stream": True})
+        response = client.send(request, stream=True)
+        try:
+            assert b"".join(response.iter_bytes()) == body
+        finally:
+            response.close()
+    problems = [e for e in capture.events if isinstance(e, tooltap.ToolCallProblem)]
+    assert [p.problem.kind for p in problems] == ["error_event"]
+    recorded = repr(problems) + repr([s.to_json() for s in capture.spans()])
+    assert "[redacted]" in repr(problems)
+    for secret in ECHOED:
+        assert secret.split()[-1] not in recorded
+
+
+def test_content_events_without_a_logger_provider_warn(
+    caplog: pytest.LogCaptureFixture, capture: Capture
+) -> None:
+    caplog.set_level(logging.WARNING, logger="tooltap")
+    tooltap.instrument(
+        tracer_provider=capture.tracer_provider,
+        meter_provider=capture.meter_provider,
+        capture_content="EVENT_ONLY",
+    )
+    warned = [r.getMessage() for r in caplog.records if "LoggerProvider" in r.getMessage()]
+    assert len(warned) == 1 and "EVENT_ONLY" in warned[0]
+    tooltap.uninstrument()
+    caplog.clear()
+    capture.instrument(capture_content="EVENT_ONLY")  # with its logger provider: no warning
+    assert not [r for r in caplog.records if "LoggerProvider" in r.getMessage()]

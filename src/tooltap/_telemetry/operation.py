@@ -36,7 +36,7 @@ from typing import Any, Literal
 from opentelemetry import trace
 from opentelemetry.trace import Span, SpanKind, Status, StatusCode
 
-from .._core.errors import classify_error, classify_problem
+from .._core.errors import classify_error, classify_problem, redacted
 from .._core.model import ErrorClass, Parsed, Problem, RequestInfo, ToolCall
 from .._core.validate import validate
 from .._forks import new_lock
@@ -336,8 +336,10 @@ class Operation:
 
         A problem about a call this attempt delivered annotates that call (counted once,
         as delivered); any other per-call problem is a broken call: counted with its
-        kind, and given its span (or its id remembered) by the lifecycle.
+        kind, and given its span (or its id remembered) by the lifecycle. Credentials a
+        provider's message echoes are masked, for the span and the listeners alike.
         """
+        problem = redacted(problem)
         self._problem_event(problem)
         if problem.call_index is None and problem.call_id is None:
             self.tel.instruments.stream_problems.add(

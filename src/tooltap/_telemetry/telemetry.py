@@ -7,13 +7,15 @@ capture nothing else, so uninstrumenting makes every wrapper a pass-through at o
 from __future__ import annotations
 
 import importlib.metadata
+import logging
 import time
 from collections.abc import Iterable
 from functools import partial
 from typing import Any
 
 from opentelemetry import trace
-from opentelemetry._logs import Logger, get_logger
+from opentelemetry._logs import Logger, LoggerProvider, NoOpLoggerProvider, get_logger
+from opentelemetry._logs import get_logger_provider as _global_logger_provider
 from opentelemetry.metrics import get_meter, get_meter_provider
 
 from .._forks import in_child
@@ -26,6 +28,8 @@ from .lifecycle import Lifecycle
 from .listeners import Listener, Listeners
 
 __all__ = ["Telemetry", "get_telemetry", "set_telemetry"]
+
+_log = logging.getLogger("tooltap")
 
 _current: Telemetry | None = None
 
@@ -48,6 +52,16 @@ def _forget_parent_calls() -> None:
     tel = _current
     if tel is not None:
         tel.lifecycle = Lifecycle(tel)
+
+
+def _logs_go_nowhere(logger_provider: LoggerProvider | None) -> bool:
+    """No logger provider given, and no global one set (a proxy or a no-op one)."""
+    if logger_provider is not None:
+        return False
+    provider = _global_logger_provider()
+    return isinstance(provider, NoOpLoggerProvider) or type(provider).__name__ == (
+        "ProxyLoggerProvider"
+    )
 
 
 def _version() -> str:
@@ -85,6 +99,12 @@ class Telemetry:
             if config.content_in_events
             else None
         )
+        if config.content_in_events and _logs_go_nowhere(logger_provider):
+            _log.warning(
+                "tooltap: capture_content=%s records content as log events, but no "
+                "LoggerProvider is set (logger_provider= or a global one): they go nowhere",
+                config.capture_content,
+            )
         self.tool_names = ToolNames(config.tool_name_cap)
         self.listeners = Listeners(listeners, self.internal_error)
         self.lifecycle = Lifecycle(self)
