@@ -1,5 +1,6 @@
 """The body tap, on fixed chunk sequences (httpx ``MockTransport``): chunks reach the app as the
-very same objects, encodings are decoded for parsing only, and the app's exceptions pass through.
+very same objects, an encoded body is parsed as the client decodes it (and not when it does
+not), and the app's exceptions pass through.
 """
 
 from __future__ import annotations
@@ -11,7 +12,11 @@ from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 from typing import Any
 
+import brotli
 import pytest
+import zstandard
+from opentelemetry.trace import StatusCode
+from tests.telemetry.support import LIBS, Recorder, attrs, sse_chunks
 
 import tooltap
 from tests.telemetry.support import LIBS, Recorder, attrs, sse_chunks
@@ -71,6 +76,40 @@ async def _read_raw(lib: str, is_async: bool, chunks: list[bytes], **kwargs: Any
         return list(response.iter_raw())
 
 
+async def _read_decoded(
+    lib: str, is_async: bool, chunks: list[bytes], **kwargs: Any
+) -> list[bytes]:
+    """The body as the SDKs read it: the client's decoded bytes (``iter_bytes``)."""
+    client = _client(lib, is_async, chunks, **kwargs)
+    request = client.build_request("POST", URL, json=REQUEST)
+    if is_async:
+        async with client:
+            response = await client.send(request, stream=True)
+            try:
+                return [c async for c in response.aiter_bytes()]
+            finally:
+                await response.aclose()
+    with client:
+        response = client.send(request, stream=True)
+        try:
+            return list(response.iter_bytes())
+        finally:
+            response.close()
+
+
+def _encode(encoding: str, body: bytes) -> bytes:
+    if encoding in ("gzip", "x-gzip"):
+        return gzip.compress(body)
+    if encoding == "deflate":
+        return zlib.compress(body)
+    if encoding == "raw-deflate":
+        z = zlib.compressobj(wbits=-zlib.MAX_WBITS)
+        return z.compress(body) + z.flush()
+    if encoding == "br":
+        return bytes(brotli.compress(body))
+    return zstandard.ZstdCompressor().compress(body)
+
+
 CUTS = sse_chunks(SSE, itertools.cycle([1, 7, 64, 3, 500]))
 
 
@@ -86,35 +125,50 @@ async def test_app_sees_the_same_chunk_objects(rec: Recorder, lib: str, is_async
     assert attrs(span)["server.port"] == 443
 
 
-@pytest.mark.parametrize("encoding", ["gzip", "deflate", "raw-deflate"])
+@pytest.mark.parametrize("encoding", ["gzip", "deflate", "raw-deflate", "br", "zstd"])
 @pytest.mark.parametrize("is_async", [False, True], ids=["sync", "async"])
-async def test_compressed_body_is_parsed_and_app_bytes_unchanged(
-    rec: Recorder, encoding: str, is_async: bool
+@pytest.mark.parametrize("lib", ["httpx", "httpx2"])
+async def test_encoded_body_is_parsed_as_the_client_decodes_it(
+    rec: Recorder, lib: str, encoding: str, is_async: bool
 ) -> None:
-    if encoding == "gzip":
-        packed = gzip.compress(SSE)
-    elif encoding == "deflate":
-        packed = zlib.compress(SSE)
-    else:
-        z = zlib.compressobj(wbits=-zlib.MAX_WBITS)
-        packed = z.compress(SSE) + z.flush()
+    packed = _encode(encoding, SSE)
     chunks = sse_chunks(packed, itertools.cycle([5, 50, 1]))
     header = "deflate" if encoding == "raw-deflate" else encoding
-    seen = await _read_raw("httpx2", is_async, chunks, headers={"content-encoding": header})
-    assert b"".join(seen) == packed
-    assert len(rec.of(tooltap.ToolCallReceived)) == 2
+    seen = await _read_decoded(lib, is_async, chunks, headers={"content-encoding": header})
+    assert b"".join(seen) == SSE
+    expected = tooltap.core.parse_response(SSE, "openai.chat").calls
+    assert [e.call for e in rec.of(tooltap.ToolCallReceived)] == list(expected)
+    (span,) = rec.inference()
+    assert not [e for e in span.events if "tooltap.problem.kind" in (e.attributes or {})]
+    assert attrs(span).get("tooltap.stream.closed_early") is None
     assert rec.total("tooltap.internal_errors") == 0
 
 
-async def test_unsupported_encoding_is_a_problem_not_a_parse(rec: Recorder) -> None:
-    seen = await _read_raw("httpx", False, [b"\x8b\x00opaque"], headers={"content-encoding": "br"})
-    assert seen == [b"\x8b\x00opaque"]
+@pytest.mark.parametrize("is_async", [False, True], ids=["sync", "async"])
+@pytest.mark.parametrize("lib", ["httpx", "httpx2"])
+async def test_encoding_the_client_does_not_decode_is_not_decoded(
+    rec: Recorder, lib: str, is_async: bool
+) -> None:
+    """``x-gzip`` is no encoding httpx decodes: the app gets gzip bytes, tooltap no calls."""
+    packed = _encode("x-gzip", SSE)
+    seen = await _read_decoded(lib, is_async, [packed], headers={"content-encoding": "x-gzip"})
+    assert b"".join(seen) == packed
     assert rec.of(tooltap.ToolCallReceived) == []
+    assert len(rec.inference()) == 1
+
+
+@pytest.mark.parametrize("is_async", [False, True], ids=["sync", "async"])
+async def test_client_failing_to_decode_ends_the_span_with_its_error(
+    rec: Recorder, is_async: bool
+) -> None:
+    packed = _encode("gzip", SSE)
+    broken = packed[:200] + bytes(b ^ 0xFF for b in packed[200:260]) + packed[260:]
+    with pytest.raises(LIBS["httpx2"].DecodingError):
+        await _read_decoded("httpx2", is_async, [broken], headers={"content-encoding": "gzip"})
     (span,) = rec.inference()
-    assert [dict(e.attributes or {})["tooltap.problem.kind"] for e in span.events] == [
-        "unexpected_shape"
-    ]
-    assert rec.total("tooltap.stream.problems", tooltap__problem__kind="unexpected_shape") == 1
+    assert span.status.status_code is StatusCode.ERROR
+    assert attrs(span)["error.type"]
+    assert attrs(span).get("tooltap.stream.closed_early") is None
 
 
 @pytest.mark.parametrize("is_async", [False, True], ids=["sync", "async"])

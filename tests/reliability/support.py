@@ -189,6 +189,8 @@ class Canned:
     status: int
     headers: list[tuple[str, str]]
     chunks: list[bytes]
+    #: If set, the server waits for it (10 s at most) after the first chunk.
+    resume: threading.Event | None = None
 
 
 @dataclass
@@ -223,9 +225,12 @@ class _ReplayHandler(BaseHTTPRequestHandler):
         lines += [f"{k}: {v}" for k, v in canned.headers]
         lines.append("transfer-encoding: chunked")
         self.wfile.write(("\r\n".join(lines) + "\r\n\r\n").encode("latin-1"))
-        for chunk in canned.chunks:
+        for i, chunk in enumerate(canned.chunks):
             if chunk:
                 self.wfile.write(b"%x\r\n%b\r\n" % (len(chunk), chunk))
+            if i == 0 and canned.resume is not None:
+                self.wfile.flush()
+                canned.resume.wait(10)
         self.wfile.write(b"0\r\n\r\n")
 
     do_GET = do_POST

@@ -23,6 +23,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from tests.reliability.wire import STREAMED
 from tests.reliability.hostile import cuts, deep_json, events, huge_arguments, repeat
 from tests.reliability.support import (
     FUZZ_EXAMPLES,
@@ -164,7 +165,7 @@ def test_hostile_stream_through_the_tap(
     replay.canned = Canned(200, [("content-type", "text/event-stream")], chunks)
     capture.instrument(limits=SMALL)
     with httpx2.Client(timeout=10) as client:
-        request = client.build_request("POST", replay.url + _path(dialect), json={"stream": True})
+        request = client.build_request("POST", replay.url + _path(dialect), json=STREAMED)
         response = client.send(request, stream=True)
         try:
             got = b"".join(response.iter_raw())

@@ -24,6 +24,9 @@ from pathlib import Path
 import httpx2
 import pytest
 from opentelemetry.sdk.trace import ReadableSpan
+from tests.reliability.apps import App
+from tests.reliability.support import Canned, Capture, ReplayServer
+from tests.reliability.wire import STREAMED, PATHS, first_body
 
 import tooltap
 import tooltap.simulator
@@ -149,7 +152,9 @@ async def test_no_secret_in_telemetry(
     assert canaries.token in sent, "the canaries were never sent"
     spans = capture.spans()
     recorded = [s for s in spans if (s.attributes or {}).get("gen_ai.input.messages")]
-    assert bool(recorded) == (mode in ("SPAN_ONLY", "SPAN_AND_EVENT"))  # content paths ran
+    # the content paths ran; anthropic's own span (adopted) gets content only from anthropic
+    on_spans = mode in ("SPAN_ONLY", "SPAN_AND_EVENT") and app_name != "anthropic.messages"
+    assert bool(recorded) == on_spans
     metrics = capture.reader.get_metrics_data()
     assert metrics is not None
     texts = {
@@ -166,3 +171,59 @@ async def test_no_secret_in_telemetry(
             assert canary not in text, f"a canary leaked into {where}"
     if app_name == "url_key":  # the app's own HTTP client logs the URL: capture works
         assert canaries.token in "\n".join(_log_lines(caplog.records, ours=False))
+
+
+# --- what a provider's error message echoes ---------------------------------------------
+
+#: Credentials as error messages echo them: an OpenAI key, a Google API key, a bearer token.
+ECHOED = (
+    "sk-proj-ECHOcanary0123456789",
+    "AIzaSyECHOcanary0123456789abcdefghijklm",
+    "Bearer ECHOtok",
+)
+ERROR_STREAMS = {
+    "/v1/chat/completions": b'data: {"error": {"message": "bad key %s", "type": "invalid"}}\n\n',
+    "/v1/messages": b'event: error\ndata: {"type": "error", "error": {"type": "authentication_error",'
+    b' "message": "bad key %s"}}\n\n',
+    "/v1beta/models/g:streamGenerateContent?alt=sse": b'data: {"error": {"code": 400,'
+    b' "message": "bad key %s", "status": "INVALID_ARGUMENT"}}\n\n',
+}
+
+
+@pytest.mark.parametrize("path", list(ERROR_STREAMS))
+def test_secret_echoed_by_a_provider_error_is_masked(
+    path: str, replay: ReplayServer, capture: Capture
+) -> None:
+    body = ERROR_STREAMS[path] % " / ".join(ECHOED).encode()
+    replay.canned = Canned(200, [("content-type", "text/event-stream")], [body])
+    capture.instrument(capture_content="SPAN_AND_EVENT")
+    with httpx2.Client(timeout=10) as client:
+        request = client.build_request("POST", replay.url + path, json=STREAMED)
+        response = client.send(request, stream=True)
+        try:
+            assert b"".join(response.iter_bytes()) == body
+        finally:
+            response.close()
+    problems = [e for e in capture.events if isinstance(e, tooltap.ToolCallProblem)]
+    assert [p.problem.kind for p in problems] == ["error_event"]
+    recorded = repr(problems) + repr([s.to_json() for s in capture.spans()])
+    assert "[redacted]" in repr(problems)
+    for secret in ECHOED:
+        assert secret.split()[-1] not in recorded
+
+
+def test_content_events_without_a_logger_provider_warn(
+    caplog: pytest.LogCaptureFixture, capture: Capture
+) -> None:
+    caplog.set_level(logging.WARNING, logger="tooltap")
+    tooltap.instrument(
+        tracer_provider=capture.tracer_provider,
+        meter_provider=capture.meter_provider,
+        capture_content="EVENT_ONLY",
+    )
+    warned = [r.getMessage() for r in caplog.records if "LoggerProvider" in r.getMessage()]
+    assert len(warned) == 1 and "EVENT_ONLY" in warned[0]
+    tooltap.uninstrument()
+    caplog.clear()
+    capture.instrument(capture_content="EVENT_ONLY")  # with its logger provider: no warning
+    assert not [r for r in caplog.records if "LoggerProvider" in r.getMessage()]

@@ -8,7 +8,7 @@ for the lookup tool (streamed), turn 2 sends the history plus one result per cal
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import Any, Final
 
 import httpx2
 
@@ -87,3 +87,10 @@ def conversation(client: httpx2.Client, base_url: str, dialect: str) -> int:
     assert len(calls) == 2, calls
     post(client, base_url, dialect, second_body(dialect, first, calls))
     return len(calls)
+
+
+#: A streamed request body that any dialect's API could take (the taps observe only bodies
+#: that look like their API's), for tests about what comes back.
+STREAMED: Final[dict[str, Any]] = {
+    "model": "m", "stream": True, "messages": [], "input": [], "contents": []
+}  # fmt: skip

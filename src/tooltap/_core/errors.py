@@ -9,6 +9,7 @@ URL is copied into the result: ``hint`` is always one of our own sentences.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import re
 import time
@@ -18,7 +19,25 @@ from typing import Any, Final
 
 from .model import ErrorClass, Problem
 
-__all__ = ["ERROR_TYPES", "classify_error", "classify_problem"]
+__all__ = ["ERROR_TYPES", "classify_error", "classify_problem", "redacted"]
+
+#: Credentials a provider's error message may echo: OpenAI/Anthropic-style keys, Google API
+#: keys, bearer tokens.
+_SECRET: Final = re.compile(
+    r"\b(?:sk|rk|pk|key)-[\w*.-]{6,}|\bAIza[\w-]{30,}|\bBearer\s+\S+", re.IGNORECASE
+)
+
+
+def redacted(problem: Problem) -> Problem:
+    """``problem`` with credentials masked in its detail (and, for a provider's error
+    event, in the message it carries); the same object when there is nothing to mask."""
+    detail = _SECRET.sub("[redacted]", problem.detail) if problem.detail else problem.detail
+    received = problem.received
+    if received and problem.kind == "error_event":
+        received = _SECRET.sub("[redacted]", received)
+    if detail == problem.detail and received == problem.received:
+        return problem
+    return dataclasses.replace(problem, detail=detail, received=received)
 
 #: Every ``error_type`` and whether a retry may succeed.
 ERROR_TYPES: Final[dict[str, bool]] = {

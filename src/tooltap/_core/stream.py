@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import logging
+import re
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -15,13 +16,17 @@ from .sse import SSEEvent, SSEParser
 __all__ = ["StreamParser", "parse_response"]
 
 _log = logging.getLogger("tooltap")
+#: Three or more LFs in a row: an event boundary, then blank lines that do nothing (any run
+#: of two or more line ends means the same as two).
+_BLANK_RUN = re.compile(rb"\n{3,}")
 
 
 class StreamParser:
     """Incremental tool-call parser for one streamed response.
 
     ``feed(chunk)`` returns the calls that chunk completed; ``close()`` returns the
-    whole ``Parsed``. The parser is total: malformed input becomes problems.
+    whole ``Parsed``. The parser is total: malformed input becomes problems. Runs of
+    blank lines (padding, which dispatches nothing) are collapsed in one step.
 
     Fast path, at an event boundary (the SSE decoder idle): each whole event of the
     chunk goes first to the reducer's ``fast(event) -> bool`` (if it has one), which
@@ -31,7 +36,20 @@ class StreamParser:
     starts inside an event goes to the decoder only up to the end of that event.
     """
 
-    __slots__ = ("_cap", "_closed", "_fast", "_faults", "_reducer", "_sse", "dialect", "limits")
+    __slots__ = (
+        "_cap",
+        "_closed",
+        "_fast",
+        "_faults",
+        "_kept",
+        "_limit",
+        "_match",
+        "_reducer",
+        "_returned",
+        "_sse",
+        "dialect",
+        "limits",
+    )
 
     def __init__(self, dialect: str, *, limits: Limits | None = None) -> None:
         self.dialect = dialect
@@ -42,10 +60,32 @@ class StreamParser:
         self._fast: Callable[[bytes], bool] | None = getattr(self._reducer, "fast", None)
         self._faults: list[Problem] = []
         self._closed: Parsed | None = None
+        self._returned = 0  # calls handed on by ``feed``
+        self._kept: int | None = None  # of those, how many before an event was dropped
 
     def feed(self, chunk: bytes) -> list[ToolCall]:
-        """Take the next bytes of the body; return the calls they complete, in order."""
+        """Take the next bytes of the body; return the calls they complete, in order.
+
+        Once the decoder has dropped an event (over ``max_event_bytes``), no call completes
+        any more: one might miss that event's bytes (``close`` says which, as problems)."""
+        calls = self._feed(chunk)
+        if self._sse.dropped_events:
+            if self._kept is None:
+                self._kept = self._returned
+            return []
+        if calls:
+            self._returned += len(calls)
+        return calls
+
+    def _feed(self, chunk: bytes) -> list[ToolCall]:
         sse = self._sse
+        if b"\n" not in chunk and b"\r" not in chunk:  # within one line: nothing completes
+            sse.feed(chunk)
+            return []
+        if b"\r" in chunk and b"\r\n\r\n\r\n" in chunk:  # CRLF padding: as LFs
+            chunk = chunk.replace(b"\r\n\r\n", b"\n\n")  # (two line ends stay two)
+        if b"\n\n\n" in chunk:  # padding: skipped in one step
+            chunk = _BLANK_RUN.sub(b"\n\n", chunk)
         if not sse.idle:
             return self._resume(chunk)
         fast = self._fast
@@ -135,9 +175,25 @@ class StreamParser:
                 self._fault(ev.event, exc)
         parsed = self._reducer.finish()
         extra = list(self._faults)
-        extra += [
-            Problem("oversized_event", detail=f"event over {self.limits.max_event_bytes} bytes")
-        ] * self._sse.dropped_events
+        detail = f"event over {self.limits.max_event_bytes} bytes"
+        unseen = parsed.calls[self._returned if self._kept is None else self._kept :]
+        if self._sse.dropped_events and unseen:  # completed after a drop: not calls
+            extra += [
+                Problem(
+                    "oversized_event",
+                    call_index=c.index,
+                    call_id=c.call_id,
+                    name=c.name,
+                    detail=f"{detail} dropped while the call was open",
+                    received=c.raw_arguments,
+                )
+                for c in unseen
+            ]
+            parsed = dataclasses.replace(
+                parsed, calls=parsed.calls[: len(parsed.calls) - len(unseen)]
+            )
+        else:
+            extra += [Problem("oversized_event", detail=detail)] * self._sse.dropped_events
         if extra:
             parsed = dataclasses.replace(parsed, problems=parsed.problems + tuple(extra))
         self._closed = parsed

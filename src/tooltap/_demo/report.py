@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, TextIO
@@ -11,6 +10,7 @@ from opentelemetry.sdk.trace import ReadableSpan, SpanProcessor
 
 import tooltap
 
+from .._forks import new_lock
 from .._telemetry import semconv as sc
 
 _PROVIDER_OF_DIALECT = {
@@ -25,7 +25,7 @@ class SpanCollector(SpanProcessor):
     """Keeps every ended span in memory (the demo is short-lived)."""
 
     def __init__(self) -> None:
-        self._lock = threading.Lock()
+        self._lock = new_lock()
         self.spans: list[ReadableSpan] = []
 
     def on_end(self, span: ReadableSpan) -> None:

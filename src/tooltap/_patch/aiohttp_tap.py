@@ -10,8 +10,8 @@ the body), on the current SDK operation or a transport-owned one.
 
 The body is tapped where it is read: ``response.content`` (the ``StreamReader``)
 is replaced by a proxy whose read methods return the reader's bytes unchanged and
-feed them to ``TapState``. aiohttp has already decoded ``Content-Encoding`` there,
-so the state is told the body is identity-encoded. The state settles once: at end
+feed them to ``TapState``: the bytes the SDK gets, decoded there by aiohttp when it
+decodes ``Content-Encoding``, as they are when it does not. The state settles once: at end
 of body, when a read fails, when the response is closed or released before its
 end (aiohttp then calls ``content.set_exception``, which the proxy sees), or when
 the proxy is garbage-collected.

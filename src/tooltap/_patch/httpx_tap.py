@@ -5,7 +5,8 @@ wrappers differ only in ``await``. Non-LLM traffic (``detect_dialect`` is None)
 and suppressed contexts pass straight through. For LLM traffic the request body
 is parsed, the attempt is recorded on the current SDK ``Operation`` (or on a new
 transport-owned one), and the response is settled at once (error status, body
-already read) or its ``stream`` is replaced by a tap proxy (``tap_stream``).
+already read) or its ``stream`` is replaced by a tap proxy (``tap_stream``); a body
+the client decodes is parsed from its own decoder's output (``TapState.decoding``).
 
 Patching is lazy: post-import hooks wrap the classes when (if ever) the app
 imports httpx or httpx2; importing tooltap imports neither. The app's call is
@@ -15,7 +16,6 @@ never inside our guards: its exceptions propagate as the same object.
 from __future__ import annotations
 
 import sys
-import threading
 from collections.abc import Callable, Mapping
 from types import ModuleType
 from typing import Any, Final
@@ -26,6 +26,7 @@ from opentelemetry.instrumentation.utils import is_instrumentation_enabled
 from .._core.detect import detect_dialect, plausible_request
 from .._core.errors import classify_error
 from .._core.stream import parse_response
+from .._forks import new_lock
 from .._quietly import quietly, report
 from .._telemetry.operation import current_operation
 from .._telemetry.telemetry import get_telemetry
@@ -36,7 +37,7 @@ __all__ = ["install", "uninstall"]
 
 _MODULES: Final = ("httpx", "httpx2")
 
-_lock = threading.Lock()
+_lock = new_lock()
 _installed = False
 _hooked: set[str] = set()
 _handles: list[tuple[object, str, object]] = []  # (class, "send", wrapper) we installed
@@ -46,6 +47,9 @@ def _responded(exchange: Exchange, response: Any, is_async: bool) -> Any:
     """Settle now or tap the body; always return ``response`` itself."""
     exchange.detach()
     op, info = exchange.op, exchange.info
+    if op.tel is not get_telemetry():  # uninstrumented while the request was sent
+        op.release()
+        return response
     status = int(response.status_code)
     headers = response.headers
     read = hasattr(response, "_content")
@@ -73,6 +77,13 @@ def _responded(exchange: Exchange, response: Any, is_async: bool) -> Any:
 
 
 def _tap(response: Any, state: TapState, is_async: bool) -> Any:
+    try:
+        decoder = response._get_content_decoder()  # cached: the one the client will use
+    except Exception:  # noqa: BLE001 - the client fails on this body too: nothing to parse
+        state.stop()
+    else:
+        if type(decoder).__name__ != "IdentityDecoder":  # the client decodes this body
+            response._decoder = state.decoding(decoder)
     proxy = TapAsyncStream if is_async else TapSyncStream
     response.stream = proxy(response.stream, state)
     return response

@@ -16,7 +16,6 @@ from __future__ import annotations
 import asyncio
 import json
 import weakref
-import zlib
 from collections.abc import AsyncIterator, Callable, Iterator, Mapping
 from typing import Any, Final, Literal
 
@@ -25,34 +24,67 @@ import wrapt
 from .._core.errors import classify_error
 from .._core.model import ErrorClass, Problem, RequestInfo, ToolCall
 from .._core.stream import StreamParser, parse_response
+from .._forks import in_child
 from .._quietly import quietly, report
 from .._telemetry.operation import Operation
 
-__all__ = ["TapAsyncStream", "TapState", "TapSyncStream"]
+__all__ = ["TapAsyncStream", "TapState", "TapSyncStream", "settle_all"]
 
 Mode = Literal["sse", "body", "error"]
-End = Literal["exhausted", "closed", "error", "collected"]
+End = Literal["exhausted", "closed", "error", "collected", "detached"]
 _ERROR_BODY_CAP: Final = 64 * 1024
 
 
-class _Inflate:
-    """gzip/deflate decoding of the raw (still encoded) body, as httpx would do it."""
+#: How an SSE body starts (after any blank lines): a field, or a comment.
+_SSE_HEADS: Final = (b"data:", b"event:", b"id:", b"retry:", b":")
 
-    __slots__ = ("_deflate", "_z")
 
-    def __init__(self, encoding: str) -> None:
-        self._deflate = encoding == "deflate"
-        self._z = zlib.decompressobj(zlib.MAX_WBITS if self._deflate else 16 + zlib.MAX_WBITS)
+def _none(chunk: bytes) -> None:
+    """``hot`` while the client's decoder, not the raw stream, hands the tap its bytes."""
 
-    def __call__(self, data: bytes) -> bytes:
+
+class _TapDecoder:
+    """The client's own content decoder for the response, wrapped: every piece it decodes
+    for the app is handed to the tap too, so the tap sees exactly what the app gets (and
+    nothing when the client does not decode an encoding). A decoder that raises is the
+    client failing on the body: the tap settles with that error, and it propagates."""
+
+    __slots__ = ("_inner", "_state")
+
+    def __init__(self, inner: Any, state: TapState) -> None:
+        self._inner = inner
+        self._state = state
+
+    def decode(self, data: bytes) -> Any:
+        return self._pass(self._inner.decode, data)
+
+    def flush(self) -> Any:
         try:
-            return self._z.decompress(data)
-        except zlib.error:
-            if not self._deflate:
-                raise
-            self._deflate = False  # some servers send raw deflate without the zlib header
-            self._z = zlib.decompressobj(-zlib.MAX_WBITS)
-            return self._z.decompress(data)
+            return self._pass(self._inner.flush)
+        finally:
+            self._state.flushed()
+
+    def _pass(self, step: Callable[..., Any], *args: bytes) -> Any:
+        try:
+            out = step(*args)
+        except BaseException as exc:
+            quietly(self._state.finish, "error", exc)
+            raise
+        if isinstance(out, bytes):  # httpx: one piece
+            self._state.decoded(out)
+            return out
+        return self._each(out)  # httpx2: pieces of bounded size, lazily
+
+    def _each(self, pieces: Iterator[bytes]) -> Iterator[bytes]:
+        try:
+            for piece in pieces:
+                self._state.decoded(piece)
+                yield piece
+        except GeneratorExit:
+            raise
+        except BaseException as exc:
+            quietly(self._state.finish, "error", exc)
+            raise
 
 
 class TapState:
@@ -62,18 +94,25 @@ class TapState:
     ``op.calls_received``: ``hot`` is ``feed`` for the first chunk, then the parser's own
     ``feed`` when nothing else is left to do per chunk (an SSE body, not compressed),
     which saves a Python call on every event.
+
+    A body the client decodes (``Content-Encoding``) is parsed from the client's own
+    decoded pieces instead (``decoding``): never decoded twice, never other than the app
+    gets it. A body not marked as SSE is taken as SSE when it starts like one. A body that
+    is not parsed (too big to keep) says so in one problem.
     """
 
     __slots__ = (
         "__weakref__",
         "_buf",
         "_cap",
-        "_decode",
+        "_decoded",
         "_done",
         "_finalizer",
         "_first",
         "_off",
+        "_oversized",
         "_parser",
+        "_pending",
         "capture",
         "headers",
         "hot",
@@ -102,24 +141,38 @@ class TapState:
         self._parser = StreamParser(info.dialect, limits=limits) if mode == "sse" else None
         self._buf = bytearray()
         self._cap = _ERROR_BODY_CAP if mode == "error" else limits.max_event_bytes
-        self._decode: _Inflate | None = None
+        self._decoded = False
+        self._pending = False  # the raw body ended; the client's decoder not flushed yet
         self._first = mode != "error"
         self._off = False
+        self._oversized = False
         self._done = False
         self._finalizer: weakref.finalize[Any, Any] | None = None
         self.hot: Callable[[bytes], list[ToolCall] | None] = self.feed
-        encoding = headers.get("content-encoding", "").strip().lower()
-        if encoding in ("gzip", "deflate", "x-gzip"):
-            self._decode = _Inflate("deflate" if encoding == "deflate" else "gzip")
-        elif encoding not in ("", "identity"):
-            self._off = True
-            op.record_problem(Problem("unexpected_shape", detail=f"content-encoding {encoding}"))
+
+    def decoding(self, decoder: Any) -> _TapDecoder:
+        """The client's decoder for this body, wrapped to hand the tap what it decodes."""
+        self._decoded = True
+        return _TapDecoder(decoder, self)
+
+    def stop(self) -> None:
+        """Tap no more of this body (the chunks still go to the app)."""
+        self._off = True
+        self.hot = self.feed
+
+    def forget(self) -> None:
+        """Never settle: a forked child's copy of a body its parent is reading."""
+        self._done = True
+        if self._finalizer is not None:
+            self._finalizer.detach()
+            self._finalizer = None
 
     def watch(self, proxy: object) -> None:
         """Settle as ``collected`` if ``proxy`` is garbage-collected before the body ends."""
         finalizer = weakref.finalize(proxy, _collected, self)
         finalizer.atexit = False
         self._finalizer = finalizer
+        _live.add(self)
 
     def feed(self, chunk: bytes) -> list[ToolCall] | None:
         """One raw chunk, as the transport delivered it; the calls it completed."""
@@ -128,18 +181,60 @@ class TapState:
         if self._first:
             self._first = False
             self.op.first_chunk()
-            if self._parser is not None and self._decode is None:
+            if self._decoded:
+                self.hot = _none
+                return None
+            if self._parser is not None:
                 self.hot = self._parser.feed
-        data = self._decode(chunk) if self._decode is not None else chunk
+        if self._decoded:
+            return None
+        return self._take(chunk)
+
+    def decoded(self, data: bytes) -> None:
+        """One piece the client's decoder produced for the app."""
+        if self._off or not data:
+            return
+        try:
+            calls = self._take(data)
+            if calls:
+                self.op.calls_received(calls)
+        except Exception as exc:  # noqa: BLE001 - never into the app
+            self.broken(exc)
+
+    def flushed(self) -> None:
+        """The client's decoder is flushed: a raw end that waited for it settles now."""
+        self._decoded = False
+        if self._pending:
+            quietly(self.finish, "exhausted")
+
+    def _take(self, data: bytes) -> list[ToolCall] | None:
         parser = self._parser
         if parser is not None:
             return parser.feed(data)
+        if self.mode == "body" and not self._buf and self._sse_start(data):
+            return self._take(data)
         if len(self._buf) + len(data) <= self._cap:
             self._buf += data
         else:
-            self._off = True  # too big to keep: settle without a parse
+            self.stop()  # too big to keep: settle without a parse (saying so, unless an error)
             self._buf = bytearray()
+            if self.mode == "body":
+                self._oversized = True
+                detail = f"body over {self._cap} bytes: not parsed"
+                self.op.record_problem(Problem("oversized_event", detail=detail))
         return None
+
+    def _sse_start(self, data: bytes) -> bool:
+        """Whether a body not marked as SSE starts like an SSE stream (or, for a streamed
+        request, not like JSON); if so the SSE parser takes it from here."""
+        head = data.lstrip()[:6]
+        if not head:
+            return False
+        if not head.startswith(_SSE_HEADS) and (head[:1] in b"{[" or not self.info.stream):
+            return False
+        self.mode = "sse"
+        self._parser = StreamParser(self.info.dialect, limits=self.op.tel.config.limits)
+        return True
 
     def broken(self, exc: Exception) -> None:
         """Tapping failed (a tooltap bug): report it once and stop tapping this body."""
@@ -151,7 +246,13 @@ class TapState:
         """Settle the operation for this body; runs once, whatever calls it."""
         if self._done:
             return
+        if end == "exhausted" and self._decoded:  # the client's decoder may hand on a tail
+            self._pending = True
+            return
+        if self._pending and end in ("closed", "collected"):
+            end = "exhausted"  # the raw body was read to its end
         self._done = True
+        _live.discard(self)
         if self._finalizer is not None:
             self._finalizer.detach()
             self._finalizer = None
@@ -168,10 +269,12 @@ class TapState:
             error = classify_error(self.status, self.headers, bytes(self._buf) or None)
             op.attempt_failed(error)
             return error
+        if end == "detached":
+            return None  # uninstrumented mid-body: what was received stays recorded
         early = end in ("closed", "collected")
         failure = classify_error(None, {}, None, exc) if exc is not None else None
         if self._off:
-            if early:
+            if early and not self._oversized:
                 op.record_closed_early()
         elif self._parser is not None:
             parsed = self._parser.close()
@@ -194,6 +297,27 @@ def _json(body: bytes) -> Any:
         return json.loads(body)
     except ValueError:
         return None
+
+
+#: Bodies being tapped now (a state leaves when it settles).
+_live: weakref.WeakSet[TapState] = weakref.WeakSet()
+
+
+def settle_all() -> None:
+    """Stop tapping every body still being read and settle it as ``detached`` (uninstrument):
+    the rest of each body goes to the app untouched, nothing more is recorded for it."""
+    for state in list(_live):
+        state.stop()
+        quietly(state.finish, "detached")
+
+
+@in_child
+def _forget_parent_bodies() -> None:
+    """A forked child never settles the bodies its parent was reading (the parent does)."""
+    for state in list(_live):
+        state.stop()
+        state.forget()
+    _live.clear()
 
 
 def _collected(state: TapState) -> None:

@@ -17,12 +17,13 @@ from __future__ import annotations
 import json
 import logging
 import sqlite3
-import threading
 import time
 from collections import OrderedDict
 from dataclasses import dataclass, field
 from os import PathLike
 from typing import Any, Literal, Protocol, Self, runtime_checkable
+
+from .._forks import new_lock
 
 __all__ = ["Claim", "Ledger", "LedgerEntry", "MemoryLedger", "SQLiteLedger"]
 
@@ -101,7 +102,7 @@ class MemoryLedger:
         self.evictions = 0
         self._entries: dict[str, LedgerEntry] = {}
         self._done: OrderedDict[str, None] = OrderedDict()  # done keys, oldest first
-        self._lock = threading.Lock()
+        self._lock = new_lock()
 
     def __len__(self) -> int:
         return len(self._entries)
@@ -190,7 +191,7 @@ class SQLiteLedger:
 
     def __init__(self, path: str | PathLike[str], *, timeout: float = 5.0) -> None:
         self.path = path
-        self._lock = threading.Lock()
+        self._lock = new_lock()
         self._db = sqlite3.connect(
             path, timeout=timeout, check_same_thread=False, isolation_level=None
         )

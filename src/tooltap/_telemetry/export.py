@@ -25,6 +25,8 @@ from dataclasses import dataclass, field
 from typing import Any, Final
 from urllib.parse import urlsplit
 
+from .._forks import new_lock
+
 __all__ = [
     "EXPORT_ENV",
     "PROMETHEUS_HOST_ENV",
@@ -73,7 +75,7 @@ class _Owned:
     warned: set[str] = field(default_factory=set)
 
 
-_lock = threading.Lock()
+_lock = new_lock()
 _owned = _Owned()
 
 

@@ -30,8 +30,6 @@ A forked child starts with empty tables and a fresh lock.
 
 from __future__ import annotations
 
-import os
-import threading
 import time
 import weakref
 from collections.abc import Mapping, Sequence
@@ -41,6 +39,7 @@ from opentelemetry import trace
 from opentelemetry.trace import Span, SpanContext, SpanKind, Status, StatusCode, Tracer
 
 from .._core.model import PROVIDER_OF, Problem, ToolCall, ToolResultRef
+from .._forks import in_child, new_lock
 from . import semconv as sc
 from .callids import Bounded, call_key
 from .config import Config
@@ -82,7 +81,7 @@ class Lifecycle:
 
     def _reset(self) -> None:
         count, size, memory = self._limits
-        self._lock = threading.Lock()
+        self._lock = new_lock()
         self._open = OpenCalls(count, size)
         self._answered = Answered(memory)
         # response id -> its conversation (chains of previous_response_id), or "" if none
@@ -347,10 +346,8 @@ class Lifecycle:
         return entry if entry is not None and entry.span is not None else None
 
 
-def _after_fork_in_child() -> None:
+@in_child
+def _forget_parent_calls() -> None:
+    """A forked child starts with an empty open-call table and empty call-id memories."""
     for lifecycle in list(_lifecycles):
         lifecycle._reset()
-
-
-if hasattr(os, "register_at_fork"):
-    os.register_at_fork(after_in_child=_after_fork_in_child)

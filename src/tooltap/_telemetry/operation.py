@@ -38,7 +38,6 @@ app's ``tooltap.conversation``, else the one the request carries.
 
 from __future__ import annotations
 
-import threading
 import time
 from collections.abc import Mapping
 from contextvars import ContextVar
@@ -47,10 +46,11 @@ from typing import Any, Literal
 from opentelemetry import trace
 from opentelemetry.trace import Span, SpanKind, Status, StatusCode
 
-from .._core.errors import classify_error, classify_problem
+from .._core.errors import classify_error, classify_problem, redacted
 from .._core.model import ErrorClass, Parsed, Problem, RequestInfo, ToolCall
 from .._core.request import parse_request
 from .._core.validate import validate
+from .._forks import new_lock
 from . import semconv as sc
 from .content import input_messages, output_messages, to_json
 from .conversation import current_conversation
@@ -120,7 +120,7 @@ class Operation:
         self._accounted: RequestInfo | None = None
         self._opened: list[OpenCall] = []
         self._started = time.monotonic()
-        self._lock = threading.Lock()
+        self._lock = new_lock()
         self._ended = False
         self._held = False
         self._attempts = 0
@@ -400,8 +400,10 @@ class Operation:
 
         A problem about a call this attempt delivered annotates that call (counted once,
         as delivered); any other per-call problem is a broken call: counted with its
-        kind, and given its span (or its id remembered) by the lifecycle.
+        kind, and given its span (or its id remembered) by the lifecycle. Credentials a
+        provider's message echoes are masked, for the span and the listeners alike.
         """
+        problem = redacted(problem)
         self._problem_event(problem)
         if problem.call_index is None and problem.call_id is None:
             self.tel.instruments.stream_problems.add(

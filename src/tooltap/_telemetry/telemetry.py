@@ -7,6 +7,7 @@ capture nothing else, so uninstrumenting makes every wrapper a pass-through at o
 from __future__ import annotations
 
 import importlib.metadata
+import logging
 import time
 import weakref
 from collections.abc import Iterable
@@ -14,7 +15,8 @@ from functools import partial
 from typing import Any, Protocol
 
 from opentelemetry import trace
-from opentelemetry._logs import Logger, get_logger
+from opentelemetry._logs import Logger, LoggerProvider, NoOpLoggerProvider, get_logger
+from opentelemetry._logs import get_logger_provider as _global_logger_provider
 from opentelemetry.metrics import get_meter, get_meter_provider
 
 from .._quietly import quietly, set_error_sink
@@ -27,6 +29,8 @@ from .listeners import Listener, Listeners
 
 
 __all__ = ["Telemetry", "get_telemetry", "set_telemetry"]
+
+_log = logging.getLogger("tooltap")
 
 _current: Telemetry | None = None
 
@@ -41,6 +45,16 @@ def set_telemetry(tel: Telemetry | None) -> None:
     global _current
     _current = tel
     set_error_sink(tel.internal_error if tel is not None else None)
+
+
+def _logs_go_nowhere(logger_provider: LoggerProvider | None) -> bool:
+    """No logger provider given, and no global one set (a proxy or a no-op one)."""
+    if logger_provider is not None:
+        return False
+    provider = _global_logger_provider()
+    return isinstance(provider, NoOpLoggerProvider) or type(provider).__name__ == (
+        "ProxyLoggerProvider"
+    )
 
 
 def _version() -> str:
@@ -84,6 +98,12 @@ class Telemetry:
             if config.content_in_events
             else None
         )
+        if config.content_in_events and _logs_go_nowhere(logger_provider):
+            _log.warning(
+                "tooltap: capture_content=%s records content as log events, but no "
+                "LoggerProvider is set (logger_provider= or a global one): they go nowhere",
+                config.capture_content,
+            )
         self.tool_names = ToolNames(config.tool_name_cap)
         self.listeners = Listeners(listeners, self.internal_error)
         self.lifecycle = Lifecycle(

@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import dataclasses
 import json
-import threading
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 from tooltap._core.detect import detect_dialect
 
+from .._forks import new_lock
 from ._faults import FAULT_HEADER, Delivery, Fault, FaultQueue, parse_fault_header
 from ._render import Rendered, Wire, json_response
 from ._scenario import ConversationError, Scenario
@@ -52,7 +52,7 @@ class Engine:
         self.scenario = scenario
         self.faults = FaultQueue()
         self._fragment = max(1, fragment)
-        self._lock = threading.Lock()
+        self._lock = new_lock()
         self._requests: list[RecordedRequest] = []
         self._wires: dict[str, Wire] = {
             w.dialect: w for w in (ChatWire(), ResponsesWire(), AnthropicWire(), GoogleWire())

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-import threading
 from dataclasses import dataclass, field
 from typing import Any, Final
 
+from .._forks import new_lock
 from ._render import Rendered
 
 __all__ = ["FAULT_KINDS", "Delivery", "Fault", "FaultQueue", "parse_fault_header"]
@@ -95,7 +95,7 @@ class FaultQueue:
     """Injected faults, consumed in FIFO order by the requests they match."""
 
     def __init__(self) -> None:
-        self._lock = threading.Lock()
+        self._lock = new_lock()
         self._items: list[list[Any]] = []  # [fault, dialect, remaining]
 
     def put(self, fault: Fault, dialect: str | None, times: int) -> None:

@@ -9,10 +9,11 @@ from __future__ import annotations
 
 import json
 import random
-import threading
 import time
 from dataclasses import dataclass, field
 from typing import Any, Protocol
+
+from .._forks import new_lock
 
 __all__ = [
     "ID_MODES",
@@ -183,7 +184,7 @@ class Scenario:
         self._template = _LOOKUP_FINAL if calls is None else None
         self._final_text = final_text
         self._rng = random.Random(seed)
-        self._lock = threading.Lock()
+        self._lock = new_lock()
         self._issued: dict[str, _Issued] = {}
         self._groups = 0
 

@@ -14,6 +14,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 from urllib.parse import urlsplit
 
+from .._forks import new_lock
 from ._engine import Engine
 from ._faults import Delivery
 from ._render import json_response
@@ -137,7 +138,7 @@ class SimServer(ThreadingHTTPServer):
     def __init__(self, port: int, engine: Engine) -> None:
         self.engine = engine
         self.stopping = threading.Event()
-        self._conn_lock = threading.Lock()
+        self._conn_lock = new_lock()
         self._conns: set[socket.socket] = set()
         self._conn_threads: list[threading.Thread] = []
         super().__init__(("127.0.0.1", port), _Handler)
