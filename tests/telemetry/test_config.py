@@ -130,5 +130,10 @@ def test_tooltap_logs_nothing_for_valid_options(
     providers: dict[str, Any], caplog: pytest.LogCaptureFixture
 ) -> None:
     caplog.set_level(logging.WARNING, logger="tooltap")
-    tooltap.instrument(capture_content="SPAN_AND_EVENT", call_id_memory=8, **providers)
+    from opentelemetry.sdk._logs import LoggerProvider
+
+    logs = LoggerProvider()  # content events have somewhere to go: nothing to warn about
+    tooltap.instrument(
+        capture_content="SPAN_AND_EVENT", call_id_memory=8, logger_provider=logs, **providers
+    )
     assert caplog.records == []

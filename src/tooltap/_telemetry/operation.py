@@ -323,7 +323,8 @@ class Operation:
         self.calls_received(parsed.calls)
         self._response_attributes(parsed)
         problems = parsed.problems
-        if closed_early and not parsed.complete:
+        ended_by_error = any(p.kind == "error_event" for p in problems)
+        if closed_early and not parsed.complete and not ended_by_error:  # else the provider's
             self.record_closed_early()
             problems = tuple(p for p in problems if p.kind not in _STOPPED_BY_APP)
         for problem in problems:
