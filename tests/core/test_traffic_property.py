@@ -19,10 +19,9 @@ from typing import Any
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
+
 from tests.core.test_split_property import PROFILE, feed_in_pieces
-
 from tooltap import Parsed, ToolCall
-
 from tooltap.core import parse_request, parse_response
 
 pytest.importorskip("openai")

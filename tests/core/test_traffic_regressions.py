@@ -5,11 +5,9 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from tests.corpus import CASES
 from tests.core.test_split_property import feed_in_pieces
-
+from tests.corpus import CASES
 from tooltap import Parsed
-
 from tooltap.core import parse_request, parse_response
 
 WRITTEN = Path(__file__).parent.parent / "fixtures" / "written"

@@ -5,8 +5,8 @@ from __future__ import annotations
 import time
 
 import pytest
-from tests.telemetry.support import LIBS, Recorder, first_body, post, url
 
+from tests.telemetry.support import LIBS, Recorder, first_body, post, url
 from tooltap._core.detect import plausible_request
 from tooltap._telemetry.config import Config, ConfigError, strict_mode
 from tooltap.simulator import Simulator

@@ -16,7 +16,6 @@ import brotli
 import pytest
 import zstandard
 from opentelemetry.trace import StatusCode
-from tests.telemetry.support import LIBS, Recorder, attrs, sse_chunks
 
 import tooltap
 from tests.telemetry.support import LIBS, Recorder, attrs, sse_chunks

@@ -30,9 +30,9 @@ import httpx2
 import openai
 import pytest
 import zstandard
+
 from tests.reliability.support import Canned, Capture, ReplayServer, attrs, size
 from tests.reliability.wire import STREAMED
-
 from tooltap.core import Limits
 
 CORPUS = Path(__file__).parent.parent / "fixtures" / "corpus" / "openai-chat"

@@ -25,10 +25,10 @@ import pytest
 from opentelemetry.metrics import NoOpMeterProvider
 from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor, SpanExporter, SpanExportResult
-from tests.reliability.apps import App
-from tests.reliability.support import SimProcess, size
 
 import tooltap
+from tests.reliability.apps import App
+from tests.reliability.support import SimProcess, size
 
 THREADS = 8
 FORKS = size("TOOLTAP_FORKS", 100, 400)

@@ -23,7 +23,6 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from tests.reliability.wire import STREAMED
 from tests.reliability.hostile import cuts, deep_json, events, huge_arguments, repeat
 from tests.reliability.support import (
     FUZZ_EXAMPLES,
@@ -33,6 +32,7 @@ from tests.reliability.support import (
     attrs,
     traced_memory,
 )
+from tests.reliability.wire import STREAMED
 from tooltap import Parsed
 from tooltap._core.dialects import dialect_module
 from tooltap._core.model import DIALECTS, PROBLEM_KINDS, ToolCall

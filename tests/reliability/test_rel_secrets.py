@@ -24,15 +24,12 @@ from pathlib import Path
 import httpx2
 import pytest
 from opentelemetry.sdk.trace import ReadableSpan
-from tests.reliability.apps import App
-from tests.reliability.support import Canned, Capture, ReplayServer
-from tests.reliability.wire import STREAMED, PATHS, first_body
 
 import tooltap
 import tooltap.simulator
 from tests.reliability.apps import App
-from tests.reliability.support import Capture
-from tests.reliability.wire import PATHS, first_body
+from tests.reliability.support import Canned, Capture, ReplayServer
+from tests.reliability.wire import PATHS, STREAMED, first_body
 from tooltap.simulator import FAULT_HEADER, Simulator
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")

@@ -13,9 +13,9 @@ import threading
 from typing import Any
 
 import httpx2
-from tests.reliability.support import Canned, Capture, ReplayServer
 
 import tooltap
+from tests.reliability.support import Canned, Capture, ReplayServer
 from tests.reliability.wire import STREAMED
 
 

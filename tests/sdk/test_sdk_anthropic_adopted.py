@@ -13,13 +13,13 @@ from typing import Any
 
 import anthropic
 import pytest
-from tests.loopback_capture import QuietHandler, serving
 from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
-from tests.sdk.drivers import DRIVERS, USER
 
 import tooltap
+from tests.loopback_capture import QuietHandler, serving
+from tests.sdk.drivers import DRIVERS, USER
 from tooltap.simulator import Fault, Simulator
 
 ANTHROPIC_SCOPE = "com.anthropic.sdk.python"

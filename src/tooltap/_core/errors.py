@@ -39,6 +39,7 @@ def redacted(problem: Problem) -> Problem:
         return problem
     return dataclasses.replace(problem, detail=detail, received=received)
 
+
 #: Every ``error_type`` and whether a retry may succeed.
 ERROR_TYPES: Final[dict[str, bool]] = {
     "timeout": True,
@@ -198,7 +199,7 @@ def _kind(status: int | None, info: _ErrorBody, exc: BaseException | None) -> st
         return "insufficient_balance"
     if status == 402:
         return "insufficient_balance"
-    if status == 529 or "overloaded" in named and status in (None, 200, 503):
+    if status == 529 or ("overloaded" in named and status in (None, 200, 503)):
         return "overloaded"
     if status == 503 and "overloaded" in info.message.lower():
         return "overloaded"

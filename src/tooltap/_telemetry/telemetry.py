@@ -27,7 +27,6 @@ from .instruments import Instruments, ToolNames
 from .lifecycle import Lifecycle
 from .listeners import Listener, Listeners
 
-
 __all__ = ["Telemetry", "get_telemetry", "set_telemetry"]
 
 _log = logging.getLogger("tooltap")
