@@ -121,6 +121,7 @@ class _AnthropicCall(Call):
             span_content=getattr(self.api_call, "records_content", False) is True,
             provider_name=self.provider,
             params=self.params,
+            request_body=self.body,
         )
         held = _HeldSpan(span)
         op._tooltap_held = held
