@@ -131,9 +131,18 @@ def long_history_request(turns: int) -> dict[str, Any]:
         args = {"path": f"notes/{n}.md", "mode": "append", "lines": list(range(8)),
                 "content": f"note {n}: " + "x" * 900}  # fmt: skip
         messages.append({"role": "user", "content": f"Step {n}: write the next note."})
-        messages.append({"role": "assistant", "tool_calls": [{
-            "id": f"call_{n}", "type": "function",
-            "function": {"name": TOOLS[n % len(TOOLS)], "arguments": json.dumps(args)}}]})  # fmt: skip
+        messages.append(
+            {
+                "role": "assistant",
+                "tool_calls": [
+                    {
+                        "id": f"call_{n}",
+                        "type": "function",
+                        "function": {"name": TOOLS[n % len(TOOLS)], "arguments": json.dumps(args)},
+                    }
+                ],
+            }
+        )
         messages.append({"role": "tool", "tool_call_id": f"call_{n}", "content": "ok " * 400})
         if n < turns - 1:
             messages.append({"role": "assistant", "content": f"Note {n} written."})

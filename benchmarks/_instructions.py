@@ -112,7 +112,7 @@ def _instructions(
     if replay is not None:
         env["TOOLTAP_BENCH_REPLAY"] = str(replay)
     run = subprocess.run(
-        argv + [url], cwd=_ROOT, env=env, capture_output=True, text=True, check=True
+        [*argv, url], cwd=_ROOT, env=env, capture_output=True, text=True, check=True
     )
     found = _REFS.search(run.stderr)
     if found is None:

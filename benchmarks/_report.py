@@ -248,6 +248,7 @@ def tables(results: dict[str, Any]) -> str:
         if turns:
             first, last = turns["samples"][0], turns["samples"][-1]
             start, end = turns.get("rss_window_turns", (first["turns"], last["turns"]))
+            held_lines = turns.get("tooltap_lines_held_after_last_tenth")
             out.append(
                 f"- {turns['turns']} sequential turns (openai, streamed, instrumented): RSS "
                 f"{first['rss_kib']} KiB at turn {first['turns']}; "
@@ -257,11 +258,7 @@ def tables(results: dict[str, Any]) -> str:
                 f"1000 turns over the second half; open tool spans at the end: "
                 f"{last['open_tool_spans']}; bytes tooltap's code allocated and still held "
                 f"over the last tenth: {turns['tooltap_bytes_held_after_last_tenth']}"
-                + (
-                    f" (largest lines: {'; '.join(turns['tooltap_lines_held_after_last_tenth'][:3])})."
-                    if turns.get("tooltap_lines_held_after_last_tenth")
-                    else "."
-                )
+                + (f" (largest lines: {'; '.join(held_lines[:3])})." if held_lines else ".")
             )
         streams = memory.get("concurrent")
         if streams:

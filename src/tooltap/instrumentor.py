@@ -213,8 +213,9 @@ def instrument(
     ``config`` holds the options; each ``Config`` field may also be given as a keyword
     (it overrides ``config``). ``logger_provider`` takes the content events;
     ``export=True`` records on tooltap's own private providers built from ``OTEL_*``
-    (``prometheus_port`` / ``prometheus_host`` then open a ``/metrics`` endpoint). Unknown or invalid options warn, or raise ``ConfigError``
-    when ``strict`` (None: ``$TOOLTAP_STRICT_CONFIG``).
+    (``prometheus_port`` / ``prometheus_host`` then open a ``/metrics`` endpoint). Unknown
+    or invalid options warn, or raise ``ConfigError`` when ``strict`` (None:
+    ``$TOOLTAP_STRICT_CONFIG``).
     """
     TooltapInstrumentor().instrument(
         tracer_provider=tracer_provider,

@@ -482,7 +482,10 @@ def test_openai_rate_limit_error(server: tuple[str, type[_Canned]]) -> None:
 def test_openai_insufficient_quota(server: tuple[str, type[_Canned]]) -> None:
     url, canned = server
     canned.status = 429
-    canned.body = b'{"error":{"message":"You exceeded your current quota","type":"insufficient_quota","code":"insufficient_quota"}}'
+    canned.body = (
+        b'{"error":{"message":"You exceeded your current quota","type":"insufficient_quota",'
+        b'"code":"insufficient_quota"}}'
+    )
     client = openai.OpenAI(api_key="k", base_url=f"{url}/v1", max_retries=0)
     exc = _raised(lambda: client.responses.create(model="m", input="hi"))
     assert classify_error(None, {}, None, exc).error_type == "insufficient_balance"

@@ -289,8 +289,8 @@ def test_index_less_deltas_follow_the_last_call_gemini_style() -> None:
 def test_surrogate_pair_split_across_fragments_is_rejoined() -> None:
     # the argument text {"e": "😀"} cut between the two halves of its UTF-16 escape
     body = (
-        b'data: {"choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"id":"c","type":"function",'
-        b'"function":{"name":"f","arguments":"{\\"e\\": \\"\\ud83d"}}]}}]}\n\n'
+        b'data: {"choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"id":"c",'
+        b'"type":"function","function":{"name":"f","arguments":"{\\"e\\": \\"\\ud83d"}}]}}]}\n\n'
         b'data: {"choices":[{"index":0,"delta":{"tool_calls":[{"index":0,'
         b'"function":{"arguments":"\\ude00\\"}"}}]},"finish_reason":"tool_calls"}]}\n\n'
     )

@@ -4,7 +4,6 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
 from typing import Any
 
 import anthropic
@@ -166,7 +165,7 @@ def _request(
     dialect: str, calls: list[ToolCall], outcome: list[tuple[Any, bool]]
 ) -> dict[str, Any]:
     """A follow-up request body that carries one result per call."""
-    results = result_messages([(c, out, err) for c, (out, err) in zip(calls, outcome)])
+    results = result_messages([(c, out, err) for c, (out, err) in zip(calls, outcome, strict=True)])
     if dialect == "openai.responses":
         items = [
             {
@@ -212,7 +211,7 @@ def test_round_trip(dialect: str) -> None:
 def _assert_found(info: Any, calls: list[ToolCall]) -> None:
     assert info.problems == ()
     got = [(r.call_id, r.name, r.is_error) for r in info.tool_results]
-    assert got == [(c.call_id, c.name, err) for c, (_, err) in zip(calls, OUTCOME)]
+    assert got == [(c.call_id, c.name, err) for c, (_, err) in zip(calls, OUTCOME, strict=True)]
     if info.dialect == "google.genai":  # id-less calls correlate by name + position
         assert [r.call_args for r in info.tool_results] == [c.args for c in calls]
 
@@ -225,17 +224,20 @@ def test_round_trip_through_the_sdk(dialect: str, capture: tuple[str, list[bytes
     url, bodies = capture
     calls = _calls(dialect)
     body = _request(dialect, calls, OUTCOME)
-    send: Callable[[], Any]
+    sent = _sent(bodies, lambda: _send_through_sdk(dialect, url, body))
+    _assert_found(parse_request(sent, dialect), calls)
+
+
+def _send_through_sdk(dialect: str, url: str, body: dict[str, Any]) -> Any:
+    """Send ``body`` to ``url`` with the dialect's own SDK client."""
     if dialect == "openai.chat":
         oai = openai.OpenAI(api_key="k", base_url=f"{url}/v1", max_retries=0)
-        send = lambda: oai.chat.completions.create(**body)
-    elif dialect == "openai.responses":
+        return oai.chat.completions.create(**body)
+    if dialect == "openai.responses":
         oai = openai.OpenAI(api_key="k", base_url=f"{url}/v1", max_retries=0)
-        send = lambda: oai.responses.create(**body)
-    elif dialect == "anthropic.messages":
+        return oai.responses.create(**body)
+    if dialect == "anthropic.messages":
         ant = anthropic.Anthropic(api_key="k", base_url=url, max_retries=0)
-        send = lambda: ant.messages.create(max_tokens=10, **body)
-    else:
-        goo = genai.Client(api_key="k", http_options=gt.HttpOptions(base_url=url))
-        send = lambda: goo.models.generate_content(model="gemini-x", **body)
-    _assert_found(parse_request(_sent(bodies, send), dialect), calls)
+        return ant.messages.create(max_tokens=10, **body)
+    goo = genai.Client(api_key="k", http_options=gt.HttpOptions(base_url=url))
+    return goo.models.generate_content(model="gemini-x", **body)

@@ -38,7 +38,7 @@ def feed_in_pieces(body: bytes, cuts: list[int], dialect: str) -> tuple[list[Too
     points = sorted({c for c in cuts if 0 < c < len(body)})
     parser = StreamParser(dialect)
     emitted: list[ToolCall] = []
-    for start, end in zip([0, *points], [*points, len(body)]):
+    for start, end in zip([0, *points], [*points, len(body)], strict=True):
         emitted += parser.feed(body[start:end])
     return emitted, parser.close()
 
@@ -105,7 +105,7 @@ ARGS = st.dictionaries(TEXT, JSON_VALUES, max_size=4)
 def fragments(draw: st.DrawFn, text: str) -> list[str]:
     """``text`` split into random pieces (by character, as providers send deltas)."""
     cuts = sorted(set(draw(st.lists(st.integers(0, len(text)), max_size=8))))
-    pieces = [text[a:b] for a, b in zip([0, *cuts], [*cuts, len(text)])]
+    pieces = [text[a:b] for a, b in zip([0, *cuts], [*cuts, len(text)], strict=True)]
     return [p for p in pieces if p] or [""]
 
 

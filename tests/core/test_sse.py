@@ -241,5 +241,5 @@ def test_any_cut_points_give_the_same_events(
 ) -> None:
     body = eol.join(lines) + eol
     points = sorted({c for c in cuts if c <= len(body)})
-    chunks = [body[a:b] for a, b in zip([0, *points], [*points, len(body)])]
+    chunks = [body[a:b] for a, b in zip([0, *points], [*points, len(body)], strict=True)]
     assert parse(*chunks) == parse(body) == bytewise(body)

@@ -247,8 +247,14 @@ def responses_streams(draw: st.DrawFn) -> tuple[list[tuple[str | None, Any]], li
         )
     for c, p in order:
         delta = calls[c].pieces[p]
-        events.append(ev("response.function_call_arguments.delta", item_id=f"fc_{c}", output_index=c,
-                         delta=delta))  # fmt: skip
+        events.append(
+            ev(
+                "response.function_call_arguments.delta",
+                item_id=f"fc_{c}",
+                output_index=c,
+                delta=delta,
+            )
+        )
     for c, spec in enumerate(calls):
         events.append(ev("response.function_call_arguments.done", item_id=f"fc_{c}",
                          output_index=c, arguments=spec.text))  # fmt: skip

@@ -134,9 +134,11 @@ def test_export_builds_private_providers_and_sets_no_global(how: str) -> None:
         tel = get_telemetry()
         mine = TracerProvider()
         trace.set_tracer_provider(mine)
-        print(json.dumps([type(tel.tracer_provider).__module__, type(tel.meter_provider).__module__,
+        print(json.dumps([type(tel.tracer_provider).__module__,
+                          type(tel.meter_provider).__module__,
                           trace.get_tracer_provider() is mine,
-                          tel.tracer_provider is not mine, export.prometheus_address() is not None]))
+                          tel.tracer_provider is not mine,
+                          export.prometheus_address() is not None]))
         """,
         env,
     )

@@ -12,6 +12,7 @@ then keeps serving ``/metrics`` until stdin closes.
 from __future__ import annotations
 
 import argparse
+import importlib
 import json
 import sys
 import time
@@ -19,20 +20,20 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TypeVar
 
-ROOT = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(ROOT / "examples" / "agents"))
-
 import anthropic
-import anthropic_agent
-import google_agent
 import openai
-import openai_agent
 from google import genai
 from google.genai import types as gtypes
 
 import tooltap
 from tooltap._telemetry import export
 from tooltap.simulator import Fault, Simulator
+
+ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT / "examples" / "agents"))  # scripts, not a package
+anthropic_agent = importlib.import_module("anthropic_agent")
+google_agent = importlib.import_module("google_agent")
+openai_agent = importlib.import_module("openai_agent")
 
 QUESTION = "How tall am I and how much do I weigh?"
 PACE = 0.25  # seconds between conversations: the run spans several 1 s scrapes

@@ -1,4 +1,5 @@
-"""The tap inside an SDK-owned Operation (the contract E2's wrappers rely on), and httpx aliasing."""
+"""The tap inside an SDK-owned Operation (the contract the SDK wrappers rely on), and httpx
+aliasing."""
 
 from __future__ import annotations
 
@@ -64,8 +65,11 @@ def test_retried_attempts_are_one_span(rec: Recorder, sim: Simulator) -> None:
         token = current_operation.set(op)
         try:
             for attempt in range(2):  # what an SDK's retry loop does
-                response = client.post(url(sim, DIALECT, False), json=first_body(DIALECT, False),
-                                       headers={"x-stainless-retry-count": str(attempt)})  # fmt: skip
+                response = client.post(
+                    url(sim, DIALECT, False),
+                    json=first_body(DIALECT, False),
+                    headers={"x-stainless-retry-count": str(attempt)},
+                )
         finally:
             current_operation.reset(token)
     op.end()
@@ -97,6 +101,12 @@ def test_alias_httpx_is_wrapped_once(sim: Simulator) -> None:
         httpx.post({url(sim, DIALECT, False)!r}, json={{"model": "m", "messages": []}})
         print(len(exporter.get_finished_spans()))
     """
-    out = subprocess.run([sys.executable, "-c", textwrap.dedent(code)], capture_output=True, text=True,
-                         timeout=60, env=dict(os.environ), check=True)  # fmt: skip
+    out = subprocess.run(
+        [sys.executable, "-c", textwrap.dedent(code)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env=dict(os.environ),
+        check=True,
+    )
     assert out.stdout.strip() == "1"

@@ -23,9 +23,17 @@ from tests.telemetry.support import LIBS, Recorder, attrs, sse_chunks
 CORPUS = Path(__file__).parent.parent / "fixtures" / "corpus"
 SSE = (CORPUS / "openai-chat" / "stream_parallel_2calls_gpt35.body").read_bytes()
 URL = "https://gateway.internal.example/v1/chat/completions"
-REQUEST = {"model": "gpt-3.5-turbo", "stream": True, "messages": [{"role": "user", "content": "w?"}],
-           "tools": [{"type": "function", "function": {"name": "get_current_weather",
-                                                       "parameters": {"type": "object"}}}]}  # fmt: skip
+REQUEST = {
+    "model": "gpt-3.5-turbo",
+    "stream": True,
+    "messages": [{"role": "user", "content": "w?"}],
+    "tools": [
+        {
+            "type": "function",
+            "function": {"name": "get_current_weather", "parameters": {"type": "object"}},
+        }
+    ],
+}
 
 
 class Boom(Exception):
@@ -49,8 +57,15 @@ def _streams(lib: Any, chunks: list[bytes], fail: BaseException | None) -> tuple
     return Sync, Async
 
 
-def _client(lib_name: str, is_async: bool, chunks: list[bytes], *, headers: dict[str, str] | None = None,
-            fail: BaseException | None = None, status: int = 200) -> Any:  # fmt: skip
+def _client(
+    lib_name: str,
+    is_async: bool,
+    chunks: list[bytes],
+    *,
+    headers: dict[str, str] | None = None,
+    fail: BaseException | None = None,
+    status: int = 200,
+) -> Any:
     lib = LIBS[lib_name]
     sync_stream, async_stream = _streams(lib, chunks, fail)
     hdrs = {"content-type": "text/event-stream", **(headers or {})}
@@ -187,8 +202,10 @@ async def test_transport_exception_mid_body_is_the_same_object(
 
 
 async def test_error_status_streamed_body_is_classified_when_read(rec: Recorder) -> None:
-    body = b'{"error": {"message": "You exceeded your current quota", "type": "insufficient_quota",' \
-           b' "code": "insufficient_quota"}}'  # fmt: skip
+    body = (
+        b'{"error": {"message": "You exceeded your current quota", "type": "insufficient_quota",'
+        b' "code": "insufficient_quota"}}'
+    )
     seen = await _read_raw("httpx2", False, [body[:10], body[10:]], status=429,
                            headers={"content-type": "application/json"})  # fmt: skip
     assert b"".join(seen) == body

@@ -152,12 +152,8 @@ class App:
         """One streamed turn through the SDK's own accumulator: its response id and the
         ``(call_id, name, args)`` of every tool call as the SDK assembled them."""
         if self.dialect == "google.genai":
-            responses = []
             stream = await self.stream()
-            if hasattr(stream, "__aiter__"):
-                responses = [r async for r in stream]
-            else:
-                responses = list(stream)
+            responses = [r async for r in stream] if hasattr(stream, "__aiter__") else list(stream)
             calls = [
                 (c.id, c.name, dict(c.args or {}))
                 for r in responses

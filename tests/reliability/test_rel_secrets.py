@@ -180,8 +180,8 @@ ECHOED = (
 )
 ERROR_STREAMS = {
     "/v1/chat/completions": b'data: {"error": {"message": "bad key %s", "type": "invalid"}}\n\n',
-    "/v1/messages": b'event: error\ndata: {"type": "error", "error": {"type": "authentication_error",'
-    b' "message": "bad key %s"}}\n\n',
+    "/v1/messages": b'event: error\ndata: {"type": "error", "error": '
+    b'{"type": "authentication_error", "message": "bad key %s"}}\n\n',
     "/v1beta/models/g:streamGenerateContent?alt=sse": b'data: {"error": {"code": 400,'
     b' "message": "bad key %s", "status": "INVALID_ARGUMENT"}}\n\n',
 }

@@ -39,8 +39,10 @@ def first_body(dialect: str) -> dict[str, Any]:
         tools = [{"name": TOOL, "input_schema": SCHEMA}]
         return {"model": "claude-sonnet-4-6", "max_tokens": 256, "stream": True, "tools": tools,
                 "messages": [{"role": "user", "content": QUESTION}]}  # fmt: skip
-    return {"contents": [{"role": "user", "parts": [{"text": QUESTION}]}],
-            "tools": [{"functionDeclarations": [{"name": TOOL, "parameters": SCHEMA}]}]}  # fmt: skip
+    return {
+        "contents": [{"role": "user", "parts": [{"text": QUESTION}]}],
+        "tools": [{"functionDeclarations": [{"name": TOOL, "parameters": SCHEMA}]}],
+    }
 
 
 def second_body(dialect: str, first: dict[str, Any], calls: tuple[tooltap.ToolCall, ...]) -> Any:
@@ -48,17 +50,34 @@ def second_body(dialect: str, first: dict[str, Any], calls: tuple[tooltap.ToolCa
     body = json.loads(json.dumps(first))
     results = tooltap.core.result_messages((c, f"value of {c.args.get('key')}") for c in calls)
     if dialect == "openai.chat":
-        body["messages"].append({"role": "assistant", "tool_calls": [
-            {"id": c.call_id, "type": "function",
-             "function": {"name": c.name, "arguments": json.dumps(c.args)}} for c in calls]})  # fmt: skip
+        body["messages"].append(
+            {
+                "role": "assistant",
+                "tool_calls": [
+                    {
+                        "id": c.call_id,
+                        "type": "function",
+                        "function": {"name": c.name, "arguments": json.dumps(c.args)},
+                    }
+                    for c in calls
+                ],
+            }
+        )
         body["messages"] += results
     elif dialect == "openai.responses":
         body["input"] += [{"type": "function_call", "call_id": c.call_id, "name": c.name,
                            "arguments": json.dumps(c.args)} for c in calls]  # fmt: skip
         body["input"] += results
     elif dialect == "anthropic.messages":
-        body["messages"].append({"role": "assistant", "content": [
-            {"type": "tool_use", "id": c.call_id, "name": c.name, "input": c.args} for c in calls]})  # fmt: skip
+        body["messages"].append(
+            {
+                "role": "assistant",
+                "content": [
+                    {"type": "tool_use", "id": c.call_id, "name": c.name, "input": c.args}
+                    for c in calls
+                ],
+            }
+        )
         body["messages"] += results
     else:
         parts = [{"functionCall": {"name": c.name, "args": c.args, "id": c.call_id}} for c in calls]

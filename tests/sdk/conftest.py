@@ -1,4 +1,5 @@
-"""Fixtures for the SDK-layer tests: in-memory OpenTelemetry, tooltap instrumented, the simulator."""
+"""Fixtures for the SDK-layer tests: in-memory OpenTelemetry, tooltap instrumented, the
+simulator."""
 
 from __future__ import annotations
 

@@ -271,7 +271,7 @@ class Google:
     params = PARAMS
 
     def __init__(self, transport: str = "default") -> None:
-        """``default``: httpx2 sync, aiohttp async; ``httpx2``: httpx2 both; ``httpx``: httpx both."""
+        """``default``: httpx2 sync, aiohttp async; ``httpx2`` or ``httpx``: that one for both."""
         self.transport = transport
 
     def _transports(self) -> dict[str, Any]:

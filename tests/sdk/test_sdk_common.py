@@ -27,7 +27,8 @@ from tooltap._patch.sdk_common import describe_body, request_params, server_of
           "gen_ai.request.stop_sequences": ["\n\nHuman:"]}),
         (
             "google.genai",
-            {"generationConfig": {"maxOutputTokens": 8, "topK": 2, "seed": 1, "stopSequences": ["x"]}},
+            {"generationConfig": {"maxOutputTokens": 8, "topK": 2, "seed": 1,
+                                  "stopSequences": ["x"]}},
             {"gen_ai.request.max_tokens": 8, "gen_ai.request.top_k": 2, "gen_ai.request.seed": 1,
              "gen_ai.request.stop_sequences": ["x"]},
         ),

@@ -84,7 +84,7 @@ async def test_a_failed_call_is_one_span_in_error(
     sim.inject(Fault("rate_limit"), dialect="openai.chat")
     driver = DRIVERS["openai.chat"]
     client = driver.client(sim, sync=sync, max_retries=0)
-    with pytest.raises(Exception, match="429|rate"):
+    with pytest.raises(Exception, match=r"429|rate"):
         await driver.turn1(client, False)
     spans = [s for s in otel.spans() if s.name.startswith("chat")]
     assert len(spans) == 1

@@ -95,8 +95,15 @@ class Messages:
         if not calls:
             history.append({"role": "assistant", "content": reply.content[0].text})
             return reply.id, []
-        history.append({"role": "assistant", "content": [
-            {"type": "tool_use", "id": b.id, "name": b.name, "input": b.input} for b in calls]})  # fmt: skip
+        history.append(
+            {
+                "role": "assistant",
+                "content": [
+                    {"type": "tool_use", "id": b.id, "name": b.name, "input": b.input}
+                    for b in calls
+                ],
+            }
+        )
         history.append({"role": "user", "content": [
             {"type": "tool_result", "tool_use_id": b.id, "content": RESULTS[b.input["key"]]}
             for b in calls]})  # fmt: skip
@@ -120,8 +127,9 @@ class Gemini:
         if not calls:
             history.append(types.Content(role="model", parts=[types.Part(text=reply.text or "")]))
             return reply.response_id, []
-        history.append(types.Content(role="model",
-                                     parts=[types.Part(function_call=c) for c in calls]))  # fmt: skip
+        history.append(
+            types.Content(role="model", parts=[types.Part(function_call=c) for c in calls])
+        )
         history.append(types.Content(role="user", parts=[
             types.Part(function_response=types.FunctionResponse(
                 id=c.id, name=c.name, response={"result": RESULTS[(c.args or {})["key"]]}))

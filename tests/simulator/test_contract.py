@@ -77,7 +77,9 @@ def test_google_without_ids_matches_by_name_and_order(sim: Simulator) -> None:
     first = driver.turn()
     assert [c.call_id for c in first.calls] == [None, None]
     assert [c.args for c in first.calls] == [{"key": "height"}, {"key": "weight"}]
-    driver.answer(first, [(None, c.name, v) for c, v in zip(first.calls, ["170 cm", "70 kg"])])
+    driver.answer(
+        first, [(None, c.name, v) for c, v in zip(first.calls, ["170 cm", "70 kg"], strict=True)]
+    )
     assert driver.turn().text == "You are 170 cm tall and weigh 70 kg."
 
 

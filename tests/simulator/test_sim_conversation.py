@@ -37,7 +37,11 @@ async def test_lookup_conversation_completes(
     assert all(re.fullmatch(ID_FORMS[dialect], i or "") for i in ids), ids
     assert len(set(ids)) == 2
     driver.answer(
-        first, [(c.call_id, c.name, r) for c, r in zip(first.calls, lookup_results(first.calls))]
+        first,
+        [
+            (c.call_id, c.name, r)
+            for c, r in zip(first.calls, lookup_results(first.calls), strict=True)
+        ],
     )
     second = await driver.run_turn(sync)
     assert second.calls == []
@@ -51,7 +55,11 @@ async def test_google_async_over_httpx2(sim: Simulator, stream: bool) -> None:
     first = await driver.aturn(httpx_async=True)
     assert [c.args for c in first.calls] == [{"key": "height"}, {"key": "weight"}]
     driver.answer(
-        first, [(c.call_id, c.name, r) for c, r in zip(first.calls, lookup_results(first.calls))]
+        first,
+        [
+            (c.call_id, c.name, r)
+            for c, r in zip(first.calls, lookup_results(first.calls), strict=True)
+        ],
     )
     second = await driver.aturn(httpx_async=True)
     assert "170 cm" in second.text and "70 kg" in second.text

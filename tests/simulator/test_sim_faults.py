@@ -244,7 +244,7 @@ def test_truncate_args_google(sim: Simulator) -> None:
     sim.inject(Fault("truncate_args"))
     driver = GoogleDriver(sim, stream=True)
     seen = []
-    with pytest.raises(gerrors.UnknownApiResponseError, match='"args": {"key": $'):
+    with pytest.raises(gerrors.UnknownApiResponseError, match=r'"args": \{"key": $'):
         for chunk in driver.client(True).models.generate_content_stream(**driver._kwargs()):
             seen += chunk.function_calls or []
     assert [c.args for c in seen] == [{"key": "height"}]

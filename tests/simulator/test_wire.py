@@ -1,4 +1,5 @@
-"""The simulator's bytes against real recordings (tests/fixtures/corpus) and tooltap's own parser."""
+"""The simulator's bytes against real recordings (tests/fixtures/corpus) and tooltap's own
+parser."""
 
 from __future__ import annotations
 

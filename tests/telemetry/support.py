@@ -116,8 +116,10 @@ def first_body(dialect: str, stream: bool, **extra: Any) -> dict[str, Any]:
         body = {"model": "claude-sonnet-4-6", "max_tokens": 256,
                 "messages": [{"role": "user", "content": question}]}  # fmt: skip
     else:
-        body = {"contents": [{"role": "user", "parts": [{"text": question}]}],
-                "tools": [{"functionDeclarations": [{"name": TOOL, "parameters": SCHEMA}]}]}  # fmt: skip
+        body = {
+            "contents": [{"role": "user", "parts": [{"text": question}]}],
+            "tools": [{"functionDeclarations": [{"name": TOOL, "parameters": SCHEMA}]}],
+        }
         return {**body, **extra}
     if stream:
         body["stream"] = True
@@ -136,23 +138,48 @@ def second_body(
     """Turn 2: the history plus one result per call, in the provider's shape."""
     body = json.loads(json.dumps(first))
     if dialect == "openai.chat":
-        body["messages"].append({"role": "assistant", "tool_calls": [
-            {"id": c.call_id, "type": "function",
-             "function": {"name": c.name, "arguments": json.dumps(c.args)}} for c in calls]})  # fmt: skip
+        body["messages"].append(
+            {
+                "role": "assistant",
+                "tool_calls": [
+                    {
+                        "id": c.call_id,
+                        "type": "function",
+                        "function": {"name": c.name, "arguments": json.dumps(c.args)},
+                    }
+                    for c in calls
+                ],
+            }
+        )
         body["messages"] += [tooltap.core.result_message(c, answer(c)) for c in calls]
     elif dialect == "openai.responses":
         body["input"] += [{"type": "function_call", "call_id": c.call_id, "name": c.name,
                            "arguments": json.dumps(c.args)} for c in calls]  # fmt: skip
         body["input"] += [tooltap.core.result_message(c, answer(c)) for c in calls]
     elif dialect == "anthropic.messages":
-        body["messages"].append({"role": "assistant", "content": [
-            {"type": "tool_use", "id": c.call_id, "name": c.name, "input": c.args} for c in calls]})  # fmt: skip
+        body["messages"].append(
+            {
+                "role": "assistant",
+                "content": [
+                    {"type": "tool_use", "id": c.call_id, "name": c.name, "input": c.args}
+                    for c in calls
+                ],
+            }
+        )
         body["messages"].append(
             {"role": "user", "content": [tooltap.core.result_message(c, answer(c)) for c in calls]}
         )
     else:
-        parts = [{"functionCall": {"name": c.name, "args": c.args,
-                                   **({"id": c.call_id} if c.call_id else {})}} for c in calls]  # fmt: skip
+        parts = [
+            {
+                "functionCall": {
+                    "name": c.name,
+                    "args": c.args,
+                    **({"id": c.call_id} if c.call_id else {}),
+                }
+            }
+            for c in calls
+        ]
         body["contents"].append({"role": "model", "parts": parts})
         body["contents"].append(
             {"role": "user", "parts": [tooltap.core.result_message(c, answer(c)) for c in calls]}

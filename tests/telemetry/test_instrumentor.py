@@ -42,8 +42,8 @@ def test_importing_tooltap_imports_no_http_library_or_sdk() -> None:
     out = _python("""
         import sys, tooltap
         tooltap.instrument()
-        print(sorted(m for m in ("httpx", "httpx2", "openai", "anthropic", "google.genai", "aiohttp")
-                     if m in sys.modules))
+        libs = ("httpx", "httpx2", "openai", "anthropic", "google.genai", "aiohttp")
+        print(sorted(m for m in libs if m in sys.modules))
         import httpx2
         print(type(httpx2.Client.__dict__["send"]).__name__)
     """)  # fmt: skip
@@ -114,12 +114,18 @@ def test_opentelemetry_instrument_cli(sim: Simulator) -> None:
     script = f"""
         import httpx2, json
         body = json.loads({json.dumps(json.dumps(first_body("anthropic.messages", True)))})
-        with httpx2.Client() as c, c.stream("POST", {url(sim, "anthropic.messages", True)!r}, json=body) as r:
-            r.read()
+        with httpx2.Client() as c:
+            with c.stream("POST", {url(sim, "anthropic.messages", True)!r}, json=body) as r:
+                r.read()
     """
     cli = os.path.join(os.path.dirname(sys.executable), "opentelemetry-instrument")
-    env = {**os.environ, "OTEL_TRACES_EXPORTER": "console", "OTEL_METRICS_EXPORTER": "none",
-           "OTEL_LOGS_EXPORTER": "none", "OTEL_PYTHON_DISABLED_INSTRUMENTATIONS": "httpx"}  # fmt: skip
+    env = {
+        **os.environ,
+        "OTEL_TRACES_EXPORTER": "console",
+        "OTEL_METRICS_EXPORTER": "none",
+        "OTEL_LOGS_EXPORTER": "none",
+        "OTEL_PYTHON_DISABLED_INSTRUMENTATIONS": "httpx",
+    }
     out = subprocess.run([cli, sys.executable, "-c", textwrap.dedent(script)], capture_output=True,
                          text=True, timeout=60, env=env, cwd=ROOT, check=True)  # fmt: skip
     assert '"name": "chat claude-sonnet-4-6"' in out.stdout

@@ -29,8 +29,13 @@ def call(call_id: str | None, key: str = "height", name: str = "lookup", index: 
     return ToolCall(name, {"key": key}, provider, call_id, index, dialect=dialect)
 
 
-def turn(calls: list[ToolCall] = (), results: tuple[ToolResultRef, ...] = (),  # type: ignore[assignment]
-         dialect: str = "openai.chat", owner: str = "transport", **info: Any) -> Operation:  # fmt: skip
+def turn(
+    calls: list[ToolCall] = (),
+    results: tuple[ToolResultRef, ...] = (),  # type: ignore[assignment]
+    dialect: str = "openai.chat",
+    owner: str = "transport",
+    **info: Any,
+) -> Operation:
     """One request: results go out, calls come back; the operation is ended."""
     tel = get_telemetry()
     assert tel is not None

@@ -125,10 +125,19 @@ def test_env_opt_in(recorder: Recorder, sim: Simulator, monkeypatch: pytest.Monk
     assert "gen_ai.input.messages" in attrs(span)
 
 
-@pytest.mark.parametrize(("value", "mode"), [
-    (None, "NO_CONTENT"), ("SPAN_AND_EVENT", "SPAN_AND_EVENT"), ("event_only", "EVENT_ONLY"),
-    ("true", "SPAN_ONLY"), ("false", "NO_CONTENT"), ("bogus", "NO_CONTENT"), (True, "SPAN_ONLY")])  # fmt: skip
+@pytest.mark.parametrize(
+    ("value", "mode"),
+    [
+        (None, "NO_CONTENT"),
+        ("SPAN_AND_EVENT", "SPAN_AND_EVENT"),
+        ("event_only", "EVENT_ONLY"),
+        ("true", "SPAN_ONLY"),
+        ("false", "NO_CONTENT"),
+        ("bogus", "NO_CONTENT"),
+        (True, "SPAN_ONLY"),
+    ],
+)
 def test_capture_mode_parsing(value: object, mode: str) -> None:
     assert capture_mode_from(value) == mode
-    assert Config.from_options({}, {"OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT": str(value)}
-                               ).capture_content == capture_mode_from(str(value))  # fmt: skip
+    env = {"OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT": str(value)}
+    assert Config.from_options({}, env).capture_content == capture_mode_from(str(value))

@@ -94,73 +94,93 @@ def _node(schema: Any, root: bool = False) -> Check:
         return _never
     if type(schema) is not dict:
         raise _Unsupported
-    types = set(_TYPE_NAMES)
-    members: _Members | None = None
-    props: dict[str, Check] = {}
-    required: frozenset[str] = frozenset()
-    extra: Check | None = None
-    item: Check | None = None
-    bounds: dict[str, int | float] = {}
+    keywords = _Keywords()
     for key, value in schema.items():
+        if not (key == "$schema" and root):  # a root's dialect was checked by compile_check
+            keywords.read(key, value)
+    return _dispatch(keywords.handlers())
+
+
+class _Keywords:
+    """The supported keywords of one schema object, read one at a time."""
+
+    __slots__ = ("bounds", "extra", "item", "members", "props", "required", "types")
+
+    def __init__(self) -> None:
+        self.types = set(_TYPE_NAMES)
+        self.members: _Members | None = None
+        self.props: dict[str, Check] = {}
+        self.required: frozenset[str] = frozenset()
+        self.extra: Check | None = None
+        self.item: Check | None = None
+        self.bounds: dict[str, int | float] = {}
+
+    def read(self, key: str, value: Any) -> None:
+        """Take one keyword; raise ``_Unsupported`` for one outside the subset or misshapen."""
         if key in _ANNOTATIONS:
             shape = _ANNOTATIONS[key]
             if shape is not None and type(value) is not shape:
                 raise _Unsupported
-        elif key == "$schema" and root:
-            continue  # its dialect was checked by compile_check
         elif key == "type":
-            names = [value] if type(value) is str else value
-            if type(names) is not list or not names:
-                raise _Unsupported
-            if any(type(n) is not str or n not in _TYPE_NAMES for n in names):
-                raise _Unsupported
-            types = set(names)
+            self.types = _type_names(value)
         elif key in ("enum", "const"):
             if key == "enum" and type(value) is not list:
                 raise _Unsupported
             found = _Members(value if key == "enum" else [value])
-            members = found if members is None else members & found
+            self.members = found if self.members is None else self.members & found
         elif key == "properties":
             if type(value) is not dict or any(type(k) is not str for k in value):
                 raise _Unsupported
-            props = {name: _node(sub) for name, sub in value.items()}
+            self.props = {name: _node(sub) for name, sub in value.items()}
         elif key == "required":
             if type(value) is not list or any(type(n) is not str for n in value):
                 raise _Unsupported
-            required = frozenset(value)
+            self.required = frozenset(value)
         elif key == "additionalProperties":
-            extra = _node(value)
+            self.extra = _node(value)
         elif key == "items":
-            item = _node(value)  # a list (Draft 7's tuple form) is unsupported
-        elif key in _BOUNDS:
-            if type(value) is not int and type(value) is not float:
-                raise _Unsupported
-            bounds[key] = value
+            self.item = _node(value)  # a list (Draft 7's tuple form) is unsupported
+        elif key in _BOUNDS and (type(value) is int or type(value) is float):
+            self.bounds[key] = value
         else:
             raise _Unsupported
-    handlers: dict[type, Check] = {}
-    if "null" in types and (members is None or members.none):
-        handlers[type(None)] = _always
-    if "boolean" in types:
-        handlers[bool] = _always if members is None else members.bools.__contains__
-    if "string" in types:
-        handlers[str] = _string(
-            None if members is None else members.strings,
-            bounds.get("minLength"),
-            bounds.get("maxLength"),
-        )
-    if "number" in types or "integer" in types:
-        nums = None if members is None else members.numbers
-        low, high = bounds.get("minimum"), bounds.get("maximum")
-        above, below = bounds.get("exclusiveMinimum"), bounds.get("exclusiveMaximum")
-        handlers[int] = _number(nums, False, low, high, above, below)
-        handlers[float] = _number(nums, "number" not in types, low, high, above, below)
-    if members is None:  # an enum or const never matches an array or object here
-        if "array" in types:
-            handlers[list] = _array(item, bounds.get("minItems"), bounds.get("maxItems"))
-        if "object" in types:
-            handlers[dict] = _object(props, required, extra)
-    return _dispatch(handlers)
+
+    def handlers(self) -> dict[type, Check]:
+        """The check for each exact Python type an instance may have."""
+        types, members, bounds = self.types, self.members, self.bounds
+        handlers: dict[type, Check] = {}
+        if "null" in types and (members is None or members.none):
+            handlers[type(None)] = _always
+        if "boolean" in types:
+            handlers[bool] = _always if members is None else members.bools.__contains__
+        if "string" in types:
+            handlers[str] = _string(
+                None if members is None else members.strings,
+                bounds.get("minLength"),
+                bounds.get("maxLength"),
+            )
+        if "number" in types or "integer" in types:
+            nums = None if members is None else members.numbers
+            low, high = bounds.get("minimum"), bounds.get("maximum")
+            above, below = bounds.get("exclusiveMinimum"), bounds.get("exclusiveMaximum")
+            handlers[int] = _number(nums, False, low, high, above, below)
+            handlers[float] = _number(nums, "number" not in types, low, high, above, below)
+        if members is None:  # an enum or const never matches an array or object here
+            if "array" in types:
+                handlers[list] = _array(self.item, bounds.get("minItems"), bounds.get("maxItems"))
+            if "object" in types:
+                handlers[dict] = _object(self.props, self.required, self.extra)
+        return handlers
+
+
+def _type_names(value: Any) -> set[str]:
+    """The names a ``type`` keyword allows: one name or a non-empty list of them."""
+    names = [value] if type(value) is str else value
+    if type(names) is not list or not names:
+        raise _Unsupported
+    if any(type(n) is not str or n not in _TYPE_NAMES for n in names):
+        raise _Unsupported
+    return set(names)
 
 
 class _Members:

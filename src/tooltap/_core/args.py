@@ -35,6 +35,12 @@ _WS: Final = re.compile(r"[ \t\n\r]*+")
 _CLOSER: Final = {"{": "}", "[": "]"}
 
 
+#: ``_token_end`` outcomes other than a position: the token was cut short, or is broken.
+_CUT: Final = -1
+_BROKEN: Final = -2
+_LITERALS: Final = ("true", "false", "null")
+
+
 def json_incomplete(text: str) -> bool:
     """True when ``text`` is a proper prefix of some JSON text: it ended early (a value, a
     string, an escape, a number or a literal still open). False when it is complete, or
@@ -46,57 +52,59 @@ def json_incomplete(text: str) -> bool:
         if pos == n:
             return state != "end"
         ch = text[pos]
-        if state == "end":
-            return False
-        if state == "colon":
-            if ch != ":":
+        if state in ("end", "colon", "after") or (
+            ch in "}]" and state in ("key_or_close", "value_or_close")
+        ):
+            after = _punctuation(ch, state, stack)
+            if after is None:
                 return False
-            pos, state = pos + 1, "value"
-            continue
-        if state == "after":
-            if ch == ",":
-                pos, state = pos + 1, "key" if stack[-1] == "{" else "value"
-            elif ch == _CLOSER[stack[-1]]:
-                stack.pop()
-                pos, state = pos + 1, "after" if stack else "end"
-            else:
-                return False
-            continue
-        if ch in "}]" and state in ("key_or_close", "value_or_close"):
-            if ch != _CLOSER[stack[-1]]:
-                return False
-            stack.pop()
-            pos, state = pos + 1, "after" if stack else "end"
+            pos, state = pos + 1, after
             continue
         key = state in ("key", "key_or_close")
-        if ch == '"':
-            pos = _STRING_BODY.match(text, pos + 1).end()  # type: ignore[union-attr]
-            if pos == n or _CUT_ESCAPE.fullmatch(text, pos):
-                return True
-            if text[pos] != '"':
-                return False
-            pos += 1
-        elif key:
-            return False
-        elif ch in "{[":
+        if ch in "{[" and not key:
             stack.append(ch)
             pos, state = pos + 1, "key_or_close" if ch == "{" else "value_or_close"
             continue
-        elif ch == "-" or ch.isdigit():
-            number = _NUMBER.match(text, pos)
-            if _CUT_NUMBER.fullmatch(text, pos) or (number is not None and number.end() == n):
-                return True
-            if number is None:
-                return False
-            pos = number.end()
-        else:
-            for word in ("true", "false", "null"):
-                if text.startswith(word, pos):
-                    pos += len(word)
-                    break
-            else:
-                return any(word.startswith(text[pos:]) for word in ("true", "false", "null"))
-        state = "colon" if key else ("after" if stack else "end")
+        end = _token_end(text, pos, key)
+        if end < 0:
+            return end == _CUT
+        pos, state = end, "colon" if key else ("after" if stack else "end")
+
+
+def _punctuation(ch: str, state: str, stack: list[str]) -> str | None:
+    """The state after ``ch`` where a colon, comma or closer belongs; None if it is wrong."""
+    if state == "end":
+        return None
+    if state == "colon":
+        return "value" if ch == ":" else None
+    if state == "after" and ch == ",":
+        return "key" if stack[-1] == "{" else "value"
+    if ch != _CLOSER[stack[-1]]:
+        return None
+    stack.pop()
+    return "after" if stack else "end"
+
+
+def _token_end(text: str, pos: int, key: bool) -> int:
+    """Where the string (or, unless ``key``, number or literal) at ``pos`` ends, or ``_CUT``
+    when the text ends inside it, or ``_BROKEN``."""
+    ch = text[pos]
+    if ch == '"':
+        end = _STRING_BODY.match(text, pos + 1).end()  # type: ignore[union-attr]
+        if end == len(text) or _CUT_ESCAPE.fullmatch(text, end):
+            return _CUT
+        return end + 1 if text[end] == '"' else _BROKEN
+    if key:
+        return _BROKEN
+    if ch == "-" or ch.isdigit():
+        number = _NUMBER.match(text, pos)
+        if _CUT_NUMBER.fullmatch(text, pos) or (number is not None and number.end() == len(text)):
+            return _CUT
+        return _BROKEN if number is None else number.end()
+    for word in _LITERALS:
+        if text.startswith(word, pos):
+            return pos + len(word)
+    return _CUT if any(word.startswith(text[pos:]) for word in _LITERALS) else _BROKEN
 
 
 def decode_arguments(

@@ -9,6 +9,7 @@ URL is copied into the result: ``hint`` is always one of our own sentences.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import json
 import re
@@ -122,7 +123,9 @@ _CONNECTION_NAMES: Final = frozenset(
 )
 
 _HINTS: Final[dict[str, str]] = {
-    "insufficient_balance": "account balance, credit or spending limit exhausted: top up, do not retry",
+    "insufficient_balance": (
+        "account balance, credit or spending limit exhausted: top up, do not retry"
+    ),
     "auth_error": "API key missing, wrong, or sent in the wrong header",
     "permission_denied": "the key is valid but may not use this model or resource",
     "content_filter": "the provider's content policy blocked the request or the answer",
@@ -373,10 +376,8 @@ def _retry_after(headers: dict[str, str]) -> float | None:
     now = time.time()
     date = headers.get("date")  # measure against the server's clock when it says it
     if date is not None:
-        try:
+        with contextlib.suppress(TypeError, ValueError, IndexError, OverflowError):
             now = parsedate_to_datetime(date).timestamp()
-        except (TypeError, ValueError, IndexError, OverflowError):
-            pass
     return max(0.0, when - now)
 
 

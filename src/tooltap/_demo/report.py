@@ -127,11 +127,11 @@ def print_table(out: TextIO, headers: Sequence[str], rows: Sequence[Sequence[str
     widths = [
         max(len(h), *(len(r[i]) for r in rows)) if rows else len(h) for i, h in enumerate(headers)
     ]
-    line = "  ".join(h.ljust(w) for h, w in zip(headers, widths))
+    line = "  ".join(h.ljust(w) for h, w in zip(headers, widths, strict=True))
     print(line, file=out)
     print("  ".join("-" * w for w in widths), file=out)
     for row in rows:
-        print("  ".join(c.ljust(w) for c, w in zip(row, widths)), file=out)
+        print("  ".join(c.ljust(w) for c, w in zip(row, widths, strict=True)), file=out)
 
 
 def inference_summary(spans: Sequence[ReadableSpan]) -> tuple[int, int, int]:

@@ -25,13 +25,15 @@ FALLBACK_MESSAGES: Final[Mapping[str, Mapping[str, str]]] = MappingProxyType(
             "es": f"El asistente ha tardado demasiado en responder. {_RETRY_ES}",
         },
         "rate_limited": {
-            "en": "The assistant is receiving too many requests. Please wait a moment and try again.",
+            "en": "The assistant is receiving too many requests. Please wait a moment and "
+            "try again.",
             "es": "El asistente está recibiendo demasiadas peticiones. Espera un momento y "
             "vuelve a intentarlo.",
         },
         "insufficient_balance": {
             "en": f"The assistant is unavailable: the service has run out of credit. {_ADMIN_EN}",
-            "es": f"El asistente no está disponible: el servicio se ha quedado sin saldo. {_ADMIN_ES}",
+            "es": "El asistente no está disponible: el servicio se ha quedado sin saldo. "
+            f"{_ADMIN_ES}",
         },
         "auth_error": {
             "en": f"The assistant is not set up correctly (authentication failed). {_ADMIN_EN}",
@@ -52,7 +54,8 @@ FALLBACK_MESSAGES: Final[Mapping[str, Mapping[str, str]]] = MappingProxyType(
             "Reformula la petición e inténtalo de nuevo.",
         },
         "not_found": {
-            "en": f"The assistant is not set up correctly (model or address not found). {_ADMIN_EN}",
+            "en": "The assistant is not set up correctly (model or address not found). "
+            f"{_ADMIN_EN}",
             "es": "El asistente no está bien configurado (no se encuentra el modelo o la "
             f"dirección). {_ADMIN_ES}",
         },

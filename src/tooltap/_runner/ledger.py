@@ -185,8 +185,8 @@ class SQLiteLedger:
     of any number of processes claiming a key exactly one wins. Nothing is evicted.
     The file is put in WAL mode (readers never wait for the writer), so it needs a local
     filesystem, not a network share. Outputs are stored as JSON; values JSON cannot
-    hold are stored as their ``str()``. Calls block (up to ``timeout`` seconds on a locked database): async code runs them
-    in a worker thread.
+    hold are stored as their ``str()``. Calls block (up to ``timeout`` seconds on a locked
+    database): async code runs them in a worker thread.
     """
 
     def __init__(self, path: str | PathLike[str], *, timeout: float = 5.0) -> None:

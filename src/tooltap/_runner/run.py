@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import contextvars
 import dataclasses
 import hashlib
@@ -501,10 +502,8 @@ async def _in_own_thread(
             worker.finished = True
             abandoned = worker.abandoned
         if not abandoned:
-            try:
+            with contextlib.suppress(RuntimeError):  # the loop has closed meanwhile
                 loop.call_soon_threadsafe(worker.wake.set)
-            except RuntimeError:  # the loop has closed meanwhile
-                pass
         elif late is not None:
             late(_late_entry(tool, worker))
 

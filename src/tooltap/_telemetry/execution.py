@@ -79,7 +79,7 @@ class Execution:
             _report(exc)
 
     def record_in_doubt(self, reason: str) -> None:
-        """A side effect's outcome is unknown (``reason``: ``pending`` or ``timeout``); not rerun."""
+        """A side effect's outcome is unknown (``reason``: ``pending``/``timeout``); not rerun."""
         span = self._span()
         if span is None:
             return

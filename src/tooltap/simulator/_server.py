@@ -6,6 +6,7 @@ write per event) or close-delimited framing, with stalls, cuts and TCP resets.
 
 from __future__ import annotations
 
+import contextlib
 import http
 import socket
 import struct
@@ -173,10 +174,8 @@ class SimServer(ThreadingHTTPServer):
         with self._conn_lock:
             conns, threads = list(self._conns), list(self._conn_threads)
         for conn in conns:
-            try:
+            with contextlib.suppress(OSError):
                 conn.shutdown(socket.SHUT_RDWR)
-            except OSError:
-                pass
         for thread in threads:
             thread.join(_JOIN_TIMEOUT)
         self.server_close()

@@ -18,8 +18,8 @@ _ERRORS: dict[str, tuple[str, str]] = {
         "rate_limit_error",
         (
             "This request would exceed the rate limit for your organization of 50 requests per "
-            "minute. For details, refer to: https://docs.claude.com/en/api/rate-limits. You can see "
-            "the response headers for current usage. Please try again later."
+            "minute. For details, refer to: https://docs.claude.com/en/api/rate-limits. "
+            "You can see the response headers for current usage. Please try again later."
         ),
     ),
     "insufficient_balance": (

@@ -4,8 +4,9 @@ A reducer's fast path appends fragments as they sit in the event (the body of a 
 string, validated by its template) and they are unescaped once, when the text is
 needed; the full path appends decoded ``str`` fragments. ``run`` is the open escaped
 run (the last part, while it is one): a fast path may extend it in place, and count its
-bytes in ``size``, as long as ``size`` stays within the limit (``add_raw``'s usual case). ``size`` counts characters,
-with escaped bytes as an upper bound until ``exact()`` unescapes them.
+bytes in ``size``, as long as ``size`` stays within the limit (``add_raw``'s usual case).
+``size`` counts characters, with escaped bytes as an upper bound until ``exact()``
+unescapes them.
 """
 
 from __future__ import annotations

@@ -265,7 +265,21 @@ class Reducer:
         st = self._choices.get(index)
         if st is None:
             st = self._choices[index] = _Choice()
-        delta = choice.get("delta")
+        self._delta(st, index, choice.get("delta"))
+        reason = choice.get("finish_reason")
+        if isinstance(reason, str) and reason:
+            if index == 0:
+                self._out.finish_reason = reason
+            if reason in INCOMPLETE_REASONS:
+                self._out.incomplete(reason)
+            st.close()
+            st.done = True
+            self._released = True
+            if all(c.done for c in self._choices.values()):
+                self._complete = True
+
+    def _delta(self, st: _Choice, index: int, delta: Any) -> None:
+        """Take a choice's ``delta``: its tool call and legacy ``function_call`` parts."""
         if (
             st.done
             and isinstance(delta, dict)
@@ -286,17 +300,6 @@ class Reducer:
                 self._legacy_delta(st, legacy)
         elif delta is not None:
             self._out.shape(f"delta is {type(delta).__name__}, not an object")
-        reason = choice.get("finish_reason")
-        if isinstance(reason, str) and reason:
-            if index == 0:
-                self._out.finish_reason = reason
-            if reason in INCOMPLETE_REASONS:
-                self._out.incomplete(reason)
-            st.close()
-            st.done = True
-            self._released = True
-            if all(c.done for c in self._choices.values()):
-                self._complete = True
 
     def _tool_delta(self, st: _Choice, tc: Any) -> None:
         if not isinstance(tc, dict):
@@ -446,23 +449,26 @@ def parse_body(body: Any, limits: Limits, *, size: int | None = None) -> Parsed:
                 out.finish_reason = reason
             if reason in INCOMPLETE_REASONS:
                 out.incomplete(reason)
-        message = choice.get("message")
-        if message is None:
-            continue
-        if not isinstance(message, dict):
-            out.shape(f"message is {type(message).__name__}, not an object")
-            continue
-        tool_calls = message.get("tool_calls")
-        if isinstance(tool_calls, list):
-            for tc in tool_calls:
-                out.settle(_body_call(tc))
-        elif tool_calls is not None:
-            out.shape(f"tool_calls is {type(tool_calls).__name__}, not a list")
-        legacy = message.get("function_call")
-        if not _zero(legacy):
-            call = _body_function(PendingCall(), legacy, "function_call")
-            out.settle(call)
+        _body_message(out, choice.get("message"))
     return out.parsed(complete)
+
+
+def _body_message(out: Collector, message: Any) -> None:
+    """Settle the tool calls (and legacy ``function_call``) of one choice's ``message``."""
+    if message is None:
+        return
+    if not isinstance(message, dict):
+        out.shape(f"message is {type(message).__name__}, not an object")
+        return
+    tool_calls = message.get("tool_calls")
+    if isinstance(tool_calls, list):
+        for tc in tool_calls:
+            out.settle(_body_call(tc))
+    elif tool_calls is not None:
+        out.shape(f"tool_calls is {type(tool_calls).__name__}, not a list")
+    legacy = message.get("function_call")
+    if not _zero(legacy):
+        out.settle(_body_function(PendingCall(), legacy, "function_call"))
 
 
 def _body_call(tc: Any) -> PendingCall:
