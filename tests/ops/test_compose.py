@@ -69,7 +69,7 @@ def test_prometheus_scrapes_the_collector_and_loads_the_rules(
     (tmp_path / "prometheus.yml").write_text(yaml.safe_dump(config))
     result = promtool_run(promtool, "check", "config", str(tmp_path / "prometheus.yml"))
     assert result.returncode == 0, result.stdout + result.stderr
-    assert "7 rules found" in result.stdout
+    assert "8 rules found" in result.stdout
 
 
 def test_grafana_provisioning_points_at_the_dashboard_and_datasources() -> None:
