@@ -51,17 +51,25 @@ def test_every_alert_has_a_firing_and_a_quiet_unit_test() -> None:
         # another instrumentation's histograms counted with tooltap's
         ('{otel_scope_name="tooltap"}', "", "TooltapProviderErrorRatioHigh"),
         # retries no retry can fix counted in the storm
-        ('error_type!~"insufficient_balance|auth_error|permission_denied|not_found|bad_request|'
-         'content_filter"', 'error_type!=""', "TooltapRetryStorm"),  # fmt: skip
+        (
+            'error_type!~"insufficient_balance|auth_error|permission_denied|not_found|bad_request|'
+            'content_filter"',
+            'error_type!=""',
+            "TooltapRetryStorm",
+        ),  # fmt: skip
         # truncated arguments looked for on the stream-problem counter
-        ('tooltap_tool_calls_total{tooltap_outcome="truncated_json"}',
-         'tooltap_stream_problems_total{tooltap_problem_kind="truncated_json"}',
-         "TooltapTruncatedStreams"),  # fmt: skip
+        (
+            'tooltap_tool_calls_total{tooltap_outcome="truncated_json"}',
+            'tooltap_stream_problems_total{tooltap_problem_kind="truncated_json"}',
+            "TooltapTruncatedStreams",
+        ),  # fmt: skip
         # a first appearance not counted (increase() alone)
-        ('tooltap_stream_problems_total{tooltap_problem_kind="stream_buffered"}\n'
-         "                unless",
-         'tooltap_stream_problems_total{tooltap_problem_kind="none"}\n                unless',
-         "TooltapBufferedStreams"),  # fmt: skip
+        (
+            'tooltap_stream_problems_total{tooltap_problem_kind="stream_buffered"}\n'
+            "                unless",
+            'tooltap_stream_problems_total{tooltap_problem_kind="none"}\n                unless',
+            "TooltapBufferedStreams",
+        ),  # fmt: skip
     ],
 )
 def test_a_broken_rule_fails_the_unit_tests(

@@ -36,6 +36,7 @@ from tooltap.simulator import Fault, Simulator
 
 QUESTION = "How tall am I and how much do I weigh?"
 PACE = 0.25  # seconds between conversations: the run spans several 1 s scrapes
+BUFFERED_WAIT = 0.3
 
 
 class Clients:
@@ -121,6 +122,8 @@ OTHER = [
     ("openai.chat", Fault("truncate_bytes", at=400), 1, chat(True)),
     ("anthropic", Fault("truncate_bytes", at=500), 1, claude(True)),
     ("anthropic", Fault("error_event"), 1, claude(True)),
+    # a proxy that buffers streams: each arrives in one burst after a wait
+    *[("openai.chat", Fault("buffered", seconds=0.5), 1, chat(True)) for _ in range(3)],
     # no money left: not retryable
     ("openai.chat", Fault("insufficient_balance"), 1, chat(False)),
     ("anthropic", Fault("insufficient_balance"), 1, claude(False)),
@@ -169,7 +172,11 @@ def main() -> None:
     parser.add_argument("--hold", action="store_true")
     parser.add_argument("--pace", type=float, default=PACE)
     options = parser.parse_args()
-    tooltap.instrument(export=True, prometheus_port=options.prometheus_port)
+    tooltap.instrument(
+        export=True,
+        prometheus_port=options.prometheus_port,
+        stream_buffered_wait=BUFFERED_WAIT,  # the buffered fault waits 0.5 s, not minutes
+    )
     with Simulator() as sim:
         summary = run(options.mix, sim, options.pace)
     tooltap.flush()

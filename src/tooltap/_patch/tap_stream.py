@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import time
 import weakref
 import zlib
 from collections.abc import AsyncIterator, Callable, Iterator, Mapping
@@ -22,6 +23,7 @@ from typing import Any, Final, Literal
 
 import wrapt
 
+from .._core.buffering import stream_buffered
 from .._core.errors import classify_error
 from .._core.model import ErrorClass, Problem, RequestInfo, ToolCall
 from .._core.stream import StreamParser, parse_response
@@ -62,24 +64,34 @@ class TapState:
     ``op.calls_received``: ``hot`` is ``feed`` for the first chunk, then the parser's own
     ``feed`` when nothing else is left to do per chunk (an SSE body, not compressed),
     which saves a Python call on every event.
+
+    For ``stream_buffered`` it keeps three clock readings (headers, the first read
+    started, the first chunk), the first chunk's events and bytes, and per chunk only
+    the byte count (``size``, added by the proxies).
     """
 
     __slots__ = (
         "__weakref__",
+        "_at",
         "_buf",
         "_cap",
         "_decode",
         "_done",
         "_finalizer",
         "_first",
+        "_first_at",
+        "_first_bytes",
+        "_first_events",
         "_off",
         "_parser",
+        "_reading",
         "capture",
         "headers",
         "hot",
         "info",
         "mode",
         "op",
+        "size",
         "status",
     )
 
@@ -92,6 +104,12 @@ class TapState:
         status: int,
         headers: Mapping[str, str],
     ) -> None:
+        self._at = time.monotonic()
+        self._reading: float | None = None
+        self._first_at = 0.0
+        self._first_events = 0
+        self._first_bytes = 0
+        self.size = 0
         self.op = op
         self.info = info
         self.mode = mode
@@ -121,16 +139,25 @@ class TapState:
         finalizer.atexit = False
         self._finalizer = finalizer
 
+    def reading(self) -> None:
+        """The app started reading the body (a time for ``stream_buffered``)."""
+        if self._reading is None:
+            self._reading = time.monotonic()
+
     def feed(self, chunk: bytes) -> list[ToolCall] | None:
         """One raw chunk, as the transport delivered it; the calls it completed."""
         if self._off:
             return None
+        data = self._decode(chunk) if self._decode is not None else chunk
         if self._first:
             self._first = False
+            self._first_at = time.monotonic()
             self.op.first_chunk()
-            if self._parser is not None and self._decode is None:
-                self.hot = self._parser.feed
-        data = self._decode(chunk) if self._decode is not None else chunk
+            if self._parser is not None:
+                self._first_events = data.count(b"\n\n") + data.count(b"\r\n\r\n")
+                self._first_bytes = len(chunk)
+                if self._decode is None:
+                    self.hot = self._parser.feed
         parser = self._parser
         if parser is not None:
             return parser.feed(data)
@@ -177,6 +204,8 @@ class TapState:
             parsed = self._parser.close()
             op.record_parsed(parsed, self.info, closed_early=early, failure=failure)
             failure = None  # recorded with the response
+            if parsed.complete and exc is None:  # whole (an SDK may close it after the end)
+                self._check_buffered()
         elif end == "exhausted":
             body = bytes(self._buf)
             decoded = _json(body) if self.capture else None
@@ -187,6 +216,26 @@ class TapState:
         if failure is not None:
             op.attempt_failed(failure)
         return None
+
+    def _check_buffered(self) -> None:
+        """A whole stream that arrived as a buffering proxy releases one: a problem."""
+        reading, config = self._reading, self.op.tel.config
+        if reading is None or self._first_events == 0:
+            return
+        wait = (self._at - self.op.attempt_started) + (self._first_at - reading)
+        spread = time.monotonic() - self._first_at
+        events = self._first_events
+        if stream_buffered(
+            wait=wait,
+            spread=spread,
+            events=events,
+            first_bytes=self._first_bytes,
+            total_bytes=self.size,
+            min_wait=config.stream_buffered_wait,
+            min_events=config.stream_buffered_events,
+        ):
+            detail = f"{events} events at once after {wait:.2f}s"
+            self.op.record_problem(Problem("stream_buffered", detail=detail))
 
 
 def _json(body: bytes) -> Any:
@@ -234,9 +283,11 @@ class TapSyncStream(_Observed):
 
     def _loop(self, state: TapState) -> Iterator[bytes]:
         """Every chunk to the app, after tooltap's step; settles once however it ends."""
+        state.reading()
         try:
             for chunk in self.__wrapped__:
                 try:
+                    state.size += len(chunk)
                     calls = state.hot(chunk)
                     if calls:
                         state.op.calls_received(calls)
@@ -273,9 +324,11 @@ class TapAsyncStream(_Observed):
         """Every chunk to the app, after tooltap's step; settles once however it ends
         (a cancelled reader as closed)."""
         inner = self.__wrapped__.__aiter__()
+        state.reading()
         try:
             async for chunk in inner:
                 try:
+                    state.size += len(chunk)
                     calls = state.hot(chunk)
                     if calls:
                         state.op.calls_received(calls)

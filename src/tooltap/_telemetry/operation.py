@@ -115,6 +115,7 @@ class Operation:
         self._accounted: RequestInfo | None = None
         self._opened: list[OpenCall] = []
         self._started = time.monotonic()
+        self.attempt_started = self._started  # when the current attempt's request was sent
         self._lock = threading.Lock()
         self._ended = False
         self._held = False
@@ -168,6 +169,7 @@ class Operation:
         ``body`` (decoded JSON) is only used under content capture.
         """
         self._attempts += 1
+        self.attempt_started = time.monotonic()
         retry_count = headers.get("x-stainless-retry-count")
         resend = self._attempts - 1
         if retry_count is not None and retry_count.isdigit():
