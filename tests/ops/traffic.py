@@ -105,7 +105,10 @@ HEALTHY: list[tuple[str | None, Fault | None, int, Step]] = [
 ]
 
 STORM = [  # four rate-limited attempts per conversation, then served: a retry storm
-    ("openai.chat", Fault("rate_limit", retry_after=0.05), 4, storm(s)) for s in (0, 1) * 3
+    ("openai.chat", Fault("rate_limit", retry_after=0.05), 4, storm(s)) for s in (0, 1) * 6
+]
+BUFFERED = [  # a proxy that buffers streams: each arrives in one burst after a wait
+    ("openai.chat", Fault("buffered", seconds=0.5), 1, chat(True)) for _ in range(3)
 ]
 BAD_CALLS = [  # unusable tool calls, spread over the run so their rate is seen
     *[("openai.chat", Fault("invalid_json_args"), 1, chat(s)) for s in (0, 1) * 2],
@@ -122,8 +125,6 @@ OTHER = [
     ("openai.chat", Fault("truncate_bytes", at=400), 1, chat(True)),
     ("anthropic", Fault("truncate_bytes", at=500), 1, claude(True)),
     ("anthropic", Fault("error_event"), 1, claude(True)),
-    # a proxy that buffers streams: each arrives in one burst after a wait
-    *[("openai.chat", Fault("buffered", seconds=0.5), 1, chat(True)) for _ in range(3)],
     # no money left: not retryable
     ("openai.chat", Fault("insufficient_balance"), 1, chat(False)),
     ("anthropic", Fault("insufficient_balance"), 1, claude(False)),
@@ -145,7 +146,7 @@ def interleave(*groups: list[T]) -> list[T]:
     return out
 
 
-FAULTS = interleave(STORM, BAD_CALLS, OTHER, HEALTHY)
+FAULTS = interleave(STORM, BAD_CALLS, OTHER, HEALTHY, BUFFERED)
 
 
 def run(mix: str, sim: Simulator, pace: float) -> dict[str, int]:

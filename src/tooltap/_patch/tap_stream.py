@@ -28,6 +28,7 @@ from .._core.errors import classify_error
 from .._core.model import ErrorClass, Problem, RequestInfo, ToolCall
 from .._core.stream import StreamParser, parse_response
 from .._quietly import quietly, report
+from .._telemetry.content import streamed_body
 from .._telemetry.operation import Operation
 
 __all__ = ["TapAsyncStream", "TapState", "TapSyncStream"]
@@ -156,10 +157,12 @@ class TapState:
             if self._parser is not None:
                 self._first_events = data.count(b"\n\n") + data.count(b"\r\n\r\n")
                 self._first_bytes = len(chunk)
-                if self._decode is None:
+                if self._decode is None and not self.capture:
                     self.hot = self._parser.feed
         parser = self._parser
         if parser is not None:
+            if self.capture and len(self._buf) + len(data) <= self._cap:
+                self._buf += data  # the text, recorded at the end under content capture
             return parser.feed(data)
         if len(self._buf) + len(data) <= self._cap:
             self._buf += data
@@ -202,7 +205,8 @@ class TapState:
                 op.record_closed_early()
         elif self._parser is not None:
             parsed = self._parser.close()
-            op.record_parsed(parsed, self.info, closed_early=early, failure=failure)
+            text = streamed_body(self.info.dialect, bytes(self._buf)) if self.capture else None
+            op.record_parsed(parsed, self.info, body=text, closed_early=early, failure=failure)
             failure = None  # recorded with the response
             if parsed.complete and exc is None:  # whole (an SDK may close it after the end)
                 self._check_buffered()

@@ -47,7 +47,7 @@ from .._core.model import ErrorClass, Parsed, Problem, RequestInfo, ToolCall
 from .._core.request import parse_request
 from .._core.validate import validate
 from . import semconv as sc
-from .content import input_messages, output_messages, to_json
+from .content import input_messages, output_messages, to_json, tool_definitions
 from .conversation import current_conversation
 from .correlate import OpenCall
 from .listeners import ToolCallProblem
@@ -220,6 +220,9 @@ class Operation:
                     self.span.add_link(link, {sc.TOOLTAP_LINK: sc.LINK_TOOL_RESULT})
         if self.tel.config.capture_any and body is not None:
             self._content(sc.GEN_AI_INPUT_MESSAGES, input_messages(self.dialect, body))
+            definitions = tool_definitions(self.dialect, body)
+            if definitions and self.tel.config.content_on_span:
+                self._set(sc.GEN_AI_TOOL_DEFINITIONS, to_json(definitions))
 
     def attempt_failed(self, error: ErrorClass) -> None:
         """The current attempt failed (status, exception, or an error inside the stream)."""
@@ -288,6 +291,7 @@ class Operation:
             self.tel.instruments.tool_calls.add(
                 count,
                 {
+                    sc.GEN_AI_OPERATION_NAME: sc.OPERATION_EXECUTE_TOOL,
                     sc.GEN_AI_PROVIDER_NAME: self.provider,
                     sc.GEN_AI_TOOL_NAME: label,
                     sc.TOOLTAP_OUTCOME: outcome,
@@ -408,6 +412,7 @@ class Operation:
             self.tel.instruments.tool_calls.add(
                 1,
                 {
+                    sc.GEN_AI_OPERATION_NAME: sc.OPERATION_EXECUTE_TOOL,
                     sc.GEN_AI_PROVIDER_NAME: self.provider,
                     sc.GEN_AI_TOOL_NAME: label,
                     sc.TOOLTAP_OUTCOME: problem.kind,
