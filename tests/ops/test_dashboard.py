@@ -123,7 +123,9 @@ def test_every_metric_and_label_the_dashboard_and_rules_name_is_emitted() -> Non
 
 def test_every_gen_ai_selector_is_tooltaps_scope() -> None:
     """Other instrumentations record the same gen_ai_client_* names under their own scope."""
-    selectors = [s for e in expressions() for s in re.findall(r"gen_ai_client_\w+(?:\{[^}]*\})?", e)]
+    selectors = [
+        s for e in expressions() for s in re.findall(r"gen_ai_client_\w+(?:\{[^}]*\})?", e)
+    ]
     assert len(selectors) > 10
     unscoped = [s for s in selectors if 'otel_scope_name="tooltap"' not in s]
     assert unscoped == []
