@@ -329,15 +329,24 @@ def _raw(path: str, request: Callable[[], dict[str, Any]]) -> Callable[[Any], Ou
 
 RAW: tuple[Case, ...] = (
     Case(
-        "httpx2 raw SSE, openai.chat (no SDK)", "openai.chat", True, _plain,
+        "httpx2 raw SSE, openai.chat (no SDK)",
+        "openai.chat",
+        True,
+        _plain,
         _raw("/v1/chat/completions", _chat_request),
     ),
     Case(
-        "httpx2 raw SSE, openai.responses (no SDK)", "openai.responses", True, _plain,
+        "httpx2 raw SSE, openai.responses (no SDK)",
+        "openai.responses",
+        True,
+        _plain,
         _raw("/v1/responses", _responses_request),
     ),
     Case(
-        "httpx2 raw SSE, anthropic.messages (no SDK)", "anthropic.messages", True, _plain,
+        "httpx2 raw SSE, anthropic.messages (no SDK)",
+        "anthropic.messages",
+        True,
+        _plain,
         _raw("/v1/messages", _messages_request),
     ),
 )

@@ -64,7 +64,9 @@ def record(case: Any, url: str, path: Path) -> None:
         for transport, method, original in undo:
             setattr(transport, method, original)
     for key, (status, headers, chunks) in recording.items():
-        sse = any(k.lower() == "content-type" and v.startswith("text/event-stream") for k, v in headers)
+        sse = any(
+            k.lower() == "content-type" and v.startswith("text/event-stream") for k, v in headers
+        )
         recording[key] = (status, headers, _by_event(chunks) if sse else chunks)
     path.write_bytes(pickle.dumps(recording))
 
@@ -144,11 +146,17 @@ def install(path: Path) -> None:
 
         def handle(self: Any, request: Any, lib: Any = lib, chunks_type: Any = Chunks) -> Any:
             status, headers, chunks = replayed(request)
-            return lib.Response(status, headers=headers, stream=chunks_type(chunks), request=request)
+            return lib.Response(
+                status, headers=headers, stream=chunks_type(chunks), request=request
+            )
 
-        async def handle_async(self: Any, request: Any, lib: Any = lib, chunks_type: Any = Chunks) -> Any:
+        async def handle_async(
+            self: Any, request: Any, lib: Any = lib, chunks_type: Any = Chunks
+        ) -> Any:
             status, headers, chunks = replayed(request)
-            return lib.Response(status, headers=headers, stream=chunks_type(chunks), request=request)
+            return lib.Response(
+                status, headers=headers, stream=chunks_type(chunks), request=request
+            )
 
         lib.HTTPTransport.handle_request = handle
         lib.AsyncHTTPTransport.handle_async_request = handle_async

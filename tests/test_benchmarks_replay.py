@@ -44,7 +44,12 @@ print(json.dumps({{"items": items, "ids": ids}}))
 """
 
 
-CASES = ["anthropic create", "openai.chat create", "openai.responses .stream", "anthropic not streamed"]
+CASES = [
+    "anthropic create",
+    "openai.chat create",
+    "openai.responses .stream",
+    "anthropic not streamed",
+]
 
 
 @pytest.mark.parametrize("name", CASES)

@@ -506,9 +506,20 @@ def test_body_error_length_and_bad_shapes() -> None:
 def test_body_without_finish_reason_is_an_unfinished_snapshot() -> None:
     """An SDK's snapshot of a stream cut early has no finish_reason: not complete."""
     snapshot = {
-        "choices": [{"index": 0, "message": {"tool_calls": [
-            {"id": "a", "type": "function", "function": {"name": "f", "arguments": '{"k": 1}'}},
-        ]}}],
+        "choices": [
+            {
+                "index": 0,
+                "message": {
+                    "tool_calls": [
+                        {
+                            "id": "a",
+                            "type": "function",
+                            "function": {"name": "f", "arguments": '{"k": 1}'},
+                        },
+                    ]
+                },
+            }
+        ],
     }
     parsed = openai_chat.parse_body(snapshot, tooltap.core.Limits())
     assert not parsed.complete

@@ -328,7 +328,9 @@ def test_data_only_stream_with_done_sentinel() -> None:
 
 
 def test_truncated_stream_with_an_empty_call() -> None:
-    parsed = tooltap.core.parse_response(sse(created(), added(0, fc("fc_1", "call_1", "f"))), DIALECT)
+    parsed = tooltap.core.parse_response(
+        sse(created(), added(0, fc("fc_1", "call_1", "f"))), DIALECT
+    )
     assert not parsed.complete
     assert [(p.kind, p.call_id, p.received) for p in parsed.problems] == [
         ("truncated_stream", None, None),

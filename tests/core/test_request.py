@@ -14,7 +14,6 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tests.loopback_capture import sent as _sent
-from tooltap import ToolResultRef
 from tooltap.core import DIALECTS, RequestInfo, parse_request
 
 SCHEMA = {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]}
@@ -61,7 +60,11 @@ def test_chat_tools_choice_and_results() -> None:
         ("c9", None, False),
     ]
     assert [r.index for r in info.tool_results] == [0, 1, 2]
-    assert [r.position is not None for r in info.tool_results] == [True, True, False]  # c9: no such call
+    assert [r.position is not None for r in info.tool_results] == [
+        True,
+        True,
+        False,
+    ]  # c9: no such call
     assert info.problems == () and info.invalid_tool_names == ()
 
 
@@ -76,7 +79,12 @@ def test_chat_legacy_functions() -> None:
     assert info.tools == {"lookup": SCHEMA}
     assert info.tool_choice == "tool:lookup"
     (result,) = info.tool_results
-    assert (result.call_id, result.name, result.is_error, result.index) == (None, "lookup", False, 0)
+    assert (result.call_id, result.name, result.is_error, result.index) == (
+        None,
+        "lookup",
+        False,
+        0,
+    )
     assert result.digest == hash("42") and result.position is None
     assert info.stream is False
 

@@ -113,7 +113,7 @@ def run_mix(mix: str, prometheus_bin: Path, workdir: Path, expect_alerts: bool) 
             finished = time.time()
             wait_for(lambda: _scraped_after(url, finished + 1), 30, "a scrape after the run")
             if expect_alerts:
-                poll(lambda: ALL_ALERTS <= set(_active(url)), 30)  # the test shows any missing
+                poll(lambda: set(_active(url)) >= ALL_ALERTS, 30)  # the test shows any missing
             else:  # several evaluations well past the `for:` of every rule
                 settled = time.time() + 4
                 wait_for(lambda: _evaluated_after(url, settled), 30, "rule evaluations")

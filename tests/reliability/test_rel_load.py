@@ -137,9 +137,7 @@ def _thread_round(url: str, per_thread: int) -> list[tuple[str | None, list[Any]
 
 
 @pytest.mark.long
-async def test_concurrent_async_streams(
-    remote: SimProcess, tap: Capture
-) -> None:
+async def test_concurrent_async_streams(remote: SimProcess, tap: Capture) -> None:
     _cap_memories(MEMORY_CAP)
     warm = await _async_round(remote.url, 2 * len(DIALECTS))  # lazy imports, first-use caches
     tooltap.flush()
@@ -157,9 +155,7 @@ async def test_concurrent_async_streams(
 
 
 @pytest.mark.long
-def test_threads_of_sync_streams(
-    remote: SimProcess, tap: Capture
-) -> None:
+def test_threads_of_sync_streams(remote: SimProcess, tap: Capture) -> None:
     _cap_memories(MEMORY_CAP)
     warm = _thread_round(remote.url, 1)
     tooltap.flush()

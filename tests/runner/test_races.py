@@ -21,8 +21,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from tests.runner.races import charge_call, charging_registry, hang, race
 
+from tests.runner.races import charge_call, charging_registry, hang, race
 from tooltap.harness import MemoryLedger, SQLiteLedger, ToolRegistry, TurnResult
 
 PROCESSES = 3

@@ -12,9 +12,9 @@ from typing import Any
 
 import pytest
 from opentelemetry.instrumentation.openai_v2 import OpenAIInstrumentor
-from tests.sdk.drivers import DRIVERS
 
 import tooltap
+from tests.sdk.drivers import DRIVERS
 from tooltap.simulator import Fault, Simulator
 
 SYNC = [pytest.param(s, id="sync" if s else "async") for s in (True, False)]

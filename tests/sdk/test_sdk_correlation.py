@@ -20,8 +20,8 @@ from typing import Any
 
 import pytest
 from google.genai import types
-from tests.sdk.drivers import DRIVERS, RESULTS, SCHEMA, resolve
 
+from tests.sdk.drivers import DRIVERS, RESULTS, SCHEMA, resolve
 from tooltap.simulator import ID_MODES, Simulator
 
 TOOL = "lookup_demo_value"

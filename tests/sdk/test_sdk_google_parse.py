@@ -12,8 +12,8 @@ from typing import Any
 import pytest
 from google.genai import types
 from opentelemetry.trace import StatusCode
-from tests.sdk.drivers import DRIVERS, USER, resolve
 
+from tests.sdk.drivers import DRIVERS, USER, resolve
 from tooltap.core import classify_error
 from tooltap.simulator import Simulator
 

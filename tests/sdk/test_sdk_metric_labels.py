@@ -7,8 +7,8 @@ from pathlib import Path
 
 from tests.sdk.conftest import Recorder
 from tests.sdk.drivers import DRIVERS
-from tooltap._telemetry import semconv as sc
 from tooltap import ToolCall
+from tooltap._telemetry import semconv as sc
 from tooltap._telemetry.execution import tool_execution
 from tooltap.simulator import Fault, Simulator
 

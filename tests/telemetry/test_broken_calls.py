@@ -66,7 +66,9 @@ def test_broken_calls_get_spans_and_their_error_results_match(rec: Recorder) -> 
         assert a["tooltap.result"] == "error"
         assert a["tooltap.tool_call.index"] == problem.call_index
         assert span.status.status_code is StatusCode.ERROR
-        assert span.parent is not None and span.parent.span_id == first.span.get_span_context().span_id
+        assert (
+            span.parent is not None and span.parent.span_id == first.span.get_span_context().span_id
+        )
         assert "gen_ai.tool.call.arguments" not in a  # content capture is opt-in
     assert attrs(spans["a"])["tooltap.result"] == "ok" and "error.type" not in attrs(spans["a"])
     linked = {link.context.span_id for link in rec.inference()[1].links}
@@ -137,7 +139,9 @@ def _answer_all(sim: Simulator, raw: bytes, first: dict[str, Any], stream: bool)
     for cid, name, _, kind in items:
         call = ToolCall(name or "", {}, "openai", cid, 0, dialect="openai.chat")
         output = f"invalid arguments ({kind})" if kind else "170 cm"
-        body["messages"].append(tooltap.core.result_message(call, output, is_error=kind is not None))
+        body["messages"].append(
+            tooltap.core.result_message(call, output, is_error=kind is not None)
+        )
     status, out = post("httpx2", url(sim, "openai.chat", stream), body, stream=stream)
     assert status == 200, out
     return out

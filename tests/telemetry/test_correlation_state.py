@@ -6,12 +6,12 @@ from __future__ import annotations
 import os
 
 import pytest
-from tests.telemetry.support import Recorder, attrs
 
 import tooltap
+from tests.telemetry.support import Recorder, attrs
 from tooltap import Parsed, ToolCall
-from tooltap.core import parse_request
 from tooltap._telemetry.operation import Operation, get_telemetry
+from tooltap.core import parse_request
 
 
 def exchange(body: dict[str, object], calls: tuple[ToolCall, ...] = (),

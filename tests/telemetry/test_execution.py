@@ -5,8 +5,8 @@ runs, and calls delivered again (each delivery its own span).
 from __future__ import annotations
 
 import asyncio
-import time
 import logging
+import time
 from typing import Any
 
 import pytest

@@ -179,7 +179,7 @@ def _kind(status: int | None, info: _ErrorBody, exc: BaseException | None) -> st
         return "insufficient_balance"
     if status == 402:
         return "insufficient_balance"
-    if status == 529 or "overloaded" in named and status in (None, 200, 503):
+    if status == 529 or ("overloaded" in named and status in (None, 200, 503)):
         return "overloaded"
     if status == 503 and "overloaded" in info.message.lower():
         return "overloaded"

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-import os
 import contextvars
+import os
 import sys
 import time
 from concurrent.futures import ThreadPoolExecutor

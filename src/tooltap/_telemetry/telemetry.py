@@ -25,7 +25,6 @@ from .instruments import Instruments, ToolNames
 from .lifecycle import Lifecycle
 from .listeners import Listener, Listeners
 
-
 __all__ = ["Telemetry", "get_telemetry", "set_telemetry"]
 
 _current: Telemetry | None = None

@@ -22,5 +22,7 @@ def dialect_module(dialect: str) -> DialectModule:
     try:
         name = _MODULES[dialect]
     except KeyError:
-        raise ValueError(f"unknown dialect {dialect!r}; expected one of {tuple(_MODULES)}") from None
+        raise ValueError(
+            f"unknown dialect {dialect!r}; expected one of {tuple(_MODULES)}"
+        ) from None
     return cast(DialectModule, importlib.import_module(f"{__name__}.{name}"))

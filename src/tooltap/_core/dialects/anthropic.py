@@ -36,7 +36,9 @@ _USAGE_KEYS: Final = (
 )
 _PREVIEW: Final = 256
 _DELTA_EVENT: Final = b"event: content_block_delta\ndata:"
-_ARGS_HEAD: Final = b' {"type":"content_block_delta","index":%d,"delta":{"type":"input_json_delta","partial_json":"'
+_ARGS_HEAD: Final = (
+    b' {"type":"content_block_delta","index":%d,"delta":{"type":"input_json_delta","partial_json":"'
+)
 #: The rest of an arguments delta after its prefix: the fragment (group 1), still escaped,
 #: its closing quote and the two braces, with Anthropic's padding.
 _ARGS_REST: Final = re.compile(b"(" + RAW_STRING + rb')"\}[ \t]*+\}[ \t]*+')

@@ -55,8 +55,13 @@ _DELTA_HEAD: Final = b'"choices":[{"index":0,"delta":{"tool_calls":[{"index":'
 #: One match does it all: a fragment cannot hold the tail's unescaped quote, so the split
 #: is unique.
 _ARGS_REST: Final = re.compile(
-    b"(" + RAW_STRING + b")" + re.escape(b'"}}]},"logprobs":null,"finish_reason":null}]')
-    + rb'(?:,"usage":null)?(?:,"obfuscation":"' + PLAIN_STRING + rb'")?\}'
+    b"("
+    + RAW_STRING
+    + b")"
+    + re.escape(b'"}}]},"logprobs":null,"finish_reason":null}]')
+    + rb'(?:,"usage":null)?(?:,"obfuscation":"'
+    + PLAIN_STRING
+    + rb'")?\}'
 )
 _LEARN_TRIES: Final = 4
 
@@ -388,9 +393,7 @@ def parse_body(body: Any, limits: Limits, *, size: int | None = None) -> Parsed:
         if reason is None and complete:
             # No API sends this: it is an SDK snapshot of a stream that stopped early.
             complete = False
-            out.problems.append(
-                Problem("truncated_stream", detail="choice without finish_reason")
-            )
+            out.problems.append(Problem("truncated_stream", detail="choice without finish_reason"))
         if isinstance(reason, str) and reason:
             if pos == 0:
                 out.finish_reason = reason

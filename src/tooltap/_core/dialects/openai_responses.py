@@ -56,13 +56,26 @@ _DELTA_HEAD: Final = (
 #: The rest of a delta event, in the two key orders seen from OpenAI. Groups: in order,
 #: sequence number, id, fragment, obfuscation value; delta first, fragment and id.
 _DELTA_IN_ORDER: Final = re.compile(
-    rb'(?:"sequence_number":(' + INT + rb'),)?"item_id":"([ !#-\[\]-~]++)","output_index":'
-    + INT + rb',"delta":"(' + RAW_STRING + rb')"(?:,"obfuscation":"(' + PLAIN_STRING
+    rb'(?:"sequence_number":('
+    + INT
+    + rb'),)?"item_id":"([ !#-\[\]-~]++)","output_index":'
+    + INT
+    + rb',"delta":"('
+    + RAW_STRING
+    + rb')"(?:,"obfuscation":"('
+    + PLAIN_STRING
     + rb')")?\}'
 )
 _DELTA_FIRST: Final = re.compile(
-    rb'"delta":"(' + RAW_STRING + rb')","item_id":"([ !#-\[\]-~]++)"(?:,"obfuscation":"'
-    + PLAIN_STRING + rb'")?,"output_index":' + INT + rb',"sequence_number":' + INT + rb"\}"
+    rb'"delta":"('
+    + RAW_STRING
+    + rb')","item_id":"([ !#-\[\]-~]++)"(?:,"obfuscation":"'
+    + PLAIN_STRING
+    + rb'")?,"output_index":'
+    + INT
+    + rb',"sequence_number":'
+    + INT
+    + rb"\}"
 )
 _CALL_EVENTS: Final = frozenset(
     {
