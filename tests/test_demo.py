@@ -21,7 +21,7 @@ def test_demo_runs_every_scenario_and_reports_each_call_id() -> None:
     assert proc.returncode == 0, proc.stdout + proc.stderr
     out, progress = proc.stdout, proc.stderr
     assert "UNEXPECTED" not in progress
-    assert re.search(r"\[19/19\]", progress)
+    assert re.search(r"\[20/20\]", progress)
     found = re.findall(
         r"^(\S.*?)\s{2,}(openai|anthropic|gcp\.\w+)\s+lookup_demo_value\s+(\S+(?: id\))?)"
         r"\s+(\w+(?: \(\w+\))?)\s+(never a call|\d+\.\d ms(?: until flush)?)",
@@ -55,6 +55,7 @@ def test_demo_runs_every_scenario_and_reports_each_call_id() -> None:
     assert {p for p, _, _, _ in rows} == {"openai", "anthropic", "gcp.gemini"}
     assert "unknown_call" not in out  # every result answered a call id tooltap knew
     assert "truncated_stream" in out and "overloaded_error" in out
+    assert re.search(r"stream_buffered \d+ events at once after 2\.\d+s", out)
     assert re.search(r"^  duplicate: lookup_demo_value call_\w+$", out, re.MULTILINE)
     assert re.search(r"\d+ inference spans \(\d+ failed, [1-9]\d* retries\)", out)
 

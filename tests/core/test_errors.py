@@ -96,10 +96,10 @@ def test_corpus_stream_errors_class_through_their_problem(name: str) -> None:
 @pytest.mark.parametrize(
     "case", [c for c in CASES if c.meta["kind"] == "truncated"], ids=lambda c: c.name
 )
-def test_corpus_truncated_streams_are_stream_truncated(case: Case) -> None:
+def test_corpus_truncated_streams_are_truncated_stream(case: Case) -> None:
     parsed = tooltap.core.parse_response(case.body, case.dialect)
     classes = [classify_problem(p) for p in parsed.problems]
-    truncated = [c for c in classes if c is not None and c.error_type == "stream_truncated"]
+    truncated = [c for c in classes if c is not None and c.error_type == "truncated_stream"]
     assert truncated and all(c.retryable for c in truncated)
 
 
@@ -382,7 +382,7 @@ def test_no_secret_is_echoed() -> None:
 @pytest.mark.parametrize(
     ("problem", "expected"),
     [
-        (Problem("truncated_stream"), "stream_truncated"),
+        (Problem("truncated_stream"), "truncated_stream"),
         (
             Problem("error_event", detail='{"type":"overloaded_error","message":"Overloaded"}'),
             "overloaded",

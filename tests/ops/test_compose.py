@@ -69,7 +69,29 @@ def test_prometheus_scrapes_the_collector_and_loads_the_rules(
     (tmp_path / "prometheus.yml").write_text(yaml.safe_dump(config))
     result = promtool_run(promtool, "check", "config", str(tmp_path / "prometheus.yml"))
     assert result.returncode == 0, result.stdout + result.stderr
-    assert "7 rules found" in result.stdout
+    assert "8 rules found" in result.stdout
+
+
+def test_jaeger_is_a_pinned_v2_image() -> None:
+    image = load("compose.yaml")["services"]["jaeger"]["image"]
+    name, _, tag = image.partition(":")
+    assert name == "jaegertracing/jaeger"
+    assert tag.split(".")[0] == "2" and len(tag.split(".")) == 3, image
+
+
+def test_the_run_recipe_exports_and_the_scraped_app_binds_all_interfaces() -> None:
+    """Plain ``python`` exports nothing; the host app's /metrics must be reachable from Docker."""
+    readme = (COMPOSE / "README.md").read_text()
+    recipe = readme[readme.index("```bash") : readme.index("```", readme.index("```bash") + 3)]
+    runs = [line for line in recipe.splitlines() if "agents/" in line]
+    assert runs and all("opentelemetry-instrument python" in line for line in runs), runs
+    assert "OTEL_EXPORTER_OTLP_PROTOCOL=http/protobuf" in recipe  # :4318 is OTLP/HTTP
+    scraped = next(
+        j for j in load("prometheus.yml")["scrape_configs"] if j["job_name"] == "tooltap-agent"
+    )
+    assert scraped["static_configs"][0]["targets"] == ["host.docker.internal:9464"]
+    assert "TOOLTAP_PROMETHEUS_HOST=0.0.0.0" in readme
+    assert "TOOLTAP_PROMETHEUS_HOST=0.0.0.0" in (COMPOSE / "prometheus.yml").read_text()
 
 
 def test_grafana_provisioning_points_at_the_dashboard_and_datasources() -> None:

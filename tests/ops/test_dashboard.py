@@ -32,7 +32,8 @@ TSCONFIG = {
 #: PromQL words that are not metric names.
 PROMQL_WORDS = {
     "sum", "rate", "increase", "histogram_quantile", "sort_desc", "vector", "and", "or",
-    "unless", "offset", "by", "on", "group_left", "bool", "label_values", "timestamp",
+    "unless", "offset", "by", "on", "group_left", "bool", "label_values", "timestamp", "max",
+    "max_over_time",
 }  # fmt: skip
 HISTOGRAM_SUFFIXES = ("_bucket", "_sum", "_count")
 
@@ -77,7 +78,7 @@ def names_in(expr: str) -> tuple[set[str], set[str]]:
     bare = re.sub(r"\{[^}]*\}|\[[^\]]*\]|\"[^\"]*\"", " ", expr)
     bare = re.sub(r"\b(?:by|on|without|ignoring|group_left)\s*\([^)]*\)", " ", bare)
     bare = re.sub(r"label_values\(([^,]+),\s*\w+\)", r"\1", bare)
-    bare = re.sub(r"\b\d+(?:\.\d+)?[smhdwy]?\b", " ", bare)  # numbers and durations
+    bare = re.sub(r"\b\d+(?:\.\d+)?[smhdwy]?\b|\$\w+", " ", bare)  # numbers, durations, variables
     return set(re.findall(r"[a-zA-Z_:][\w:]*", bare)) - PROMQL_WORDS, labels
 
 
@@ -94,7 +95,7 @@ def emitted_metric_names() -> set[str]:
 def emitted_label_names() -> set[str]:
     attributes = [v for k, v in vars(semconv).items() if k.isupper() and isinstance(v, str)]
     sanitized = {re.sub(r"[^a-zA-Z0-9]", "_", a) for a in attributes if "." in a and " " not in a}
-    return sanitized | {"job", "instance", "le"}
+    return sanitized | {"job", "instance", "le", "otel_scope_name"}  # the last: the exporter's
 
 
 def test_prometheus_names_follow_the_exporter() -> None:
@@ -119,6 +120,16 @@ def test_every_metric_and_label_the_dashboard_and_rules_name_is_emitted() -> Non
     # the check itself sees what it should
     assert {"tooltap_tool_calls_total", "tooltap_tool_call_duration_seconds_bucket"} <= metrics
     assert {"tooltap_outcome", "gen_ai_provider_name", "error_type"} <= labels
+
+
+def test_every_gen_ai_selector_is_tooltaps_scope() -> None:
+    """Other instrumentations record the same gen_ai_client_* names under their own scope."""
+    selectors = [
+        s for e in expressions() for s in re.findall(r"gen_ai_client_\w+(?:\{[^}]*\})?", e)
+    ]
+    assert len(selectors) > 10
+    unscoped = [s for s in selectors if 'otel_scope_name="tooltap"' not in s]
+    assert unscoped == []
 
 
 def test_name_check_catches_an_unknown_metric() -> None:
@@ -146,7 +157,7 @@ def test_panels_cover_the_questions_operators_ask() -> None:
     for topic in (
         "tool-call rate", "failure ratio", "stream problems", "provider errors", "retries",
         "orphaned and duplicate", "forced tool_choice", "turnaround", "operation latency",
-        "tokens", "worst tools",
+        "tokens", "worst tools", "retries per operation", "buffered streams",
     ):  # fmt: skip
         assert topic in titles, topic
     links = [

@@ -58,7 +58,8 @@ def exported(request: pytest.FixtureRequest) -> Iterator[tuple[str, Received]]:
 
 def test_every_tooltap_metric_arrives(exported: tuple[str, Received]) -> None:
     _, received = exported
-    expected = set(sc.METRICS) - {sc.INTERNAL_ERRORS}  # no internal error happened
+    # no internal error happened; the example agents run their tools without the harness
+    expected = set(sc.METRICS) - {sc.INTERNAL_ERRORS, sc.EXECUTE_TOOL_DURATION}
     assert expected <= received.metric_names()
 
 

@@ -130,4 +130,4 @@ def test_spans_arrive_with_call_ids(phoenix: dict[str, Any], protocol: str) -> N
     assert {"ok", "orphaned"} <= results
     errored = [s for s in inference if s["status_code"] == "ERROR"]
     assert errored and all(s["attributes"].get("error.type") for s in errored)
-    assert "stream_truncated" in {s["attributes"]["error.type"] for s in errored}
+    assert "truncated_stream" in {s["attributes"]["error.type"] for s in errored}

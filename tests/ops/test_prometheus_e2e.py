@@ -40,6 +40,7 @@ JOB = "tooltap-agent"
 ALL_ALERTS = {
     "TooltapToolCallFailureRatioHigh",
     "TooltapTruncatedStreams",
+    "TooltapBufferedStreams",
     "TooltapProviderErrorRatioHigh",
     "TooltapInsufficientBalance",
     "TooltapRetryStorm",

@@ -37,6 +37,7 @@ openai_agent = importlib.import_module("openai_agent")
 
 QUESTION = "How tall am I and how much do I weigh?"
 PACE = 0.25  # seconds between conversations: the run spans several 1 s scrapes
+BUFFERED_WAIT = 0.3
 
 
 class Clients:
@@ -105,7 +106,10 @@ HEALTHY: list[tuple[str | None, Fault | None, int, Step]] = [
 ]
 
 STORM = [  # four rate-limited attempts per conversation, then served: a retry storm
-    ("openai.chat", Fault("rate_limit", retry_after=0.05), 4, storm(s)) for s in (0, 1) * 3
+    ("openai.chat", Fault("rate_limit", retry_after=0.05), 4, storm(s)) for s in (0, 1) * 6
+]
+BUFFERED = [  # a proxy that buffers streams: each arrives in one burst after a wait
+    ("openai.chat", Fault("buffered", seconds=0.5), 1, chat(True)) for _ in range(3)
 ]
 BAD_CALLS = [  # unusable tool calls, spread over the run so their rate is seen
     *[("openai.chat", Fault("invalid_json_args"), 1, chat(s)) for s in (0, 1) * 2],
@@ -143,7 +147,7 @@ def interleave(*groups: list[T]) -> list[T]:
     return out
 
 
-FAULTS = interleave(STORM, BAD_CALLS, OTHER, HEALTHY)
+FAULTS = interleave(STORM, BAD_CALLS, OTHER, HEALTHY, BUFFERED)
 
 
 def run(mix: str, sim: Simulator, pace: float) -> dict[str, int]:
@@ -170,7 +174,11 @@ def main() -> None:
     parser.add_argument("--hold", action="store_true")
     parser.add_argument("--pace", type=float, default=PACE)
     options = parser.parse_args()
-    tooltap.instrument(export=True, prometheus_port=options.prometheus_port)
+    tooltap.instrument(
+        export=True,
+        prometheus_port=options.prometheus_port,
+        stream_buffered_wait=BUFFERED_WAIT,  # the buffered fault waits 0.5 s, not minutes
+    )
     with Simulator() as sim:
         summary = run(options.mix, sim, options.pace)
     tooltap.flush()

@@ -125,7 +125,7 @@ async def test_async_truncated_stream_is_a_failure(rec: Recorder, sim: Simulator
     async with aclosing(client):
         await response.aread()
     a = _one_span(rec)
-    assert a["error.type"] == "stream_truncated"
+    assert a["error.type"] == "truncated_stream"
     assert rec.total("tooltap.tool_calls", tooltap__outcome="truncated_json") == 1
     assert rec.total("tooltap.stream.problems", tooltap__problem__kind="truncated_stream") == 1
     assert len(rec.tools()) == 0  # the complete first call is still open, waiting for a result

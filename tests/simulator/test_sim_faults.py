@@ -372,3 +372,21 @@ def test_delay_postpones_the_response(sim: Simulator) -> None:
     started = time.monotonic()
     done = anthropic_client(sim).messages.create(**ANTHROPIC_KW)
     assert time.monotonic() - started >= 0.3 and done.stop_reason == "tool_use"
+
+
+def test_buffered_sends_headers_then_the_whole_stream_at_once(sim: Simulator) -> None:
+    """A buffering proxy's release: headers at once, every event in one write after the wait."""
+    sim.inject(Fault("buffered", seconds=0.4))
+    body = {"model": "gpt-4o-mini", "messages": USER, "tools": CHAT_TOOLS, "stream": True}
+    started = time.monotonic()
+    with (
+        httpx2.Client(timeout=5) as client,
+        client.stream("POST", sim.openai_base_url + "/chat/completions", json=body) as response,
+    ):
+        headers_after = time.monotonic() - started
+        chunks = list(response.iter_raw())
+        body_after = time.monotonic() - started
+    data = b"".join(chunks)
+    assert headers_after < 0.3 and body_after >= 0.4
+    assert data.count(b"\n\n") >= 5 and data.rstrip().endswith(b"data: [DONE]")
+    assert len(chunks[0]) > 0.9 * len(data)  # one write: the first read carries it all

@@ -111,8 +111,8 @@ def test_problem_about_a_delivered_call_counts_that_call_once(rec: Recorder) -> 
     shape = Problem("unexpected_shape", None, "a", "streamed deltas differ", "lookup")
     turn((good("a"),), (shape,))
     assert rec.points("tooltap.tool_calls") == [
-        ({"gen_ai.provider.name": "openai", "gen_ai.tool.name": "lookup",
-          "tooltap.outcome": "ok"}, 1)
+        ({"gen_ai.operation.name": "execute_tool", "gen_ai.provider.name": "openai",
+          "gen_ai.tool.name": "lookup", "tooltap.outcome": "ok"}, 1)
     ]  # fmt: skip
     assert [e.problem.kind for e in rec.of(tooltap.ToolCallProblem)] == ["unexpected_shape"]
     tooltap.flush()

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import time
 from typing import Any
 
 import pytest
@@ -203,3 +204,47 @@ def test_the_answered_memory_is_bounded(recorder: Recorder) -> None:
     assert recorder.total("tooltap.tool_results", tooltap__result="unknown_call") == 0
     turn(results=("id0",))  # forgotten, and no such call open: unknown
     assert recorder.total("tooltap.tool_results", tooltap__result="unknown_call") == 1
+
+
+# --- gen_ai.execute_tool.duration -------------------------------------------------------------
+
+
+def test_handler_runs_record_execute_tool_duration(rec: Recorder) -> None:
+    """The handler's own time (semconv), beside tooltap's received -> result-sent turnaround."""
+    turn((call("a"), call("b", "weight", 1)), tools={"lookup": {"type": "object"}})
+    with tool_execution(call("a")) as execution:
+        time.sleep(0.05)
+        execution.record_result("170 cm", is_error=False)
+    with pytest.raises(KeyError), tool_execution(call("b", "weight", 1)):
+        raise KeyError("weight")
+    points = rec.points(sc.EXECUTE_TOOL_DURATION)
+    base = {
+        sc.GEN_AI_OPERATION_NAME: "execute_tool",
+        sc.GEN_AI_PROVIDER_NAME: "openai",
+        sc.GEN_AI_TOOL_NAME: "lookup",
+        sc.GEN_AI_TOOL_TYPE: "function",
+    }
+    assert sorted(points, key=lambda p: len(p[0])) == [
+        (base, 1),
+        ({**base, sc.ERROR_TYPE: "KeyError"}, 1),
+    ]
+    assert sc.EXECUTE_TOOL_DURATION == "gen_ai.execute_tool.duration"
+    data = rec.reader.get_metrics_data()
+    (histogram,) = [
+        m
+        for r in data.resource_metrics
+        for s in r.scope_metrics
+        for m in s.metrics
+        if m.name == sc.EXECUTE_TOOL_DURATION
+    ]
+    assert histogram.unit == "s"
+    ok = next(p for p in histogram.data.data_points if sc.ERROR_TYPE not in p.attributes)
+    assert 0.05 <= ok.sum < 1.0
+    assert rec.points(sc.TOOL_CALL_DURATION) == []  # no result sent yet: no turnaround
+
+
+def test_execute_tool_duration_needs_a_handler_run(rec: Recorder) -> None:
+    turn((call("a"),))
+    turn(results=("a",))
+    assert rec.points(sc.EXECUTE_TOOL_DURATION) == []
+    assert [p[1] for p in rec.points(sc.TOOL_CALL_DURATION)] == [1]

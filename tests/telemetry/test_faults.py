@@ -85,7 +85,7 @@ def test_invalid_json_arguments(rec: Recorder, sim: Simulator, stream: bool) -> 
 
 def test_truncated_arguments(rec: Recorder, sim: Simulator) -> None:
     _run(sim, "openai.responses", Fault("truncate_args"), stream=True)
-    assert _span(rec)["error.type"] == "stream_truncated"
+    assert _span(rec)["error.type"] == "truncated_stream"
     assert rec.total("tooltap.tool_calls", tooltap__outcome="truncated_json") == 1
 
 

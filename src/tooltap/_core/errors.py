@@ -48,7 +48,7 @@ ERROR_TYPES: Final[dict[str, bool]] = {
     "rate_limited": True,
     "server_error": True,
     "overloaded": True,
-    "stream_truncated": True,
+    "truncated_stream": True,
     "insufficient_balance": False,
     "auth_error": False,
     "permission_denied": False,
@@ -155,10 +155,10 @@ def classify_problem(problem: Problem) -> ErrorClass | None:
 
     ``error_event`` becomes the provider's own class when its type is a retry-relevant
     one (``overloaded_error`` -> ``overloaded``...), else ``stream_error_event``;
-    ``truncated_stream`` becomes ``stream_truncated``.
+    ``truncated_stream`` keeps its name.
     """
     if problem.kind == "truncated_stream":
-        return _make("stream_truncated")
+        return _make("truncated_stream")
     if problem.kind != "error_event":
         return None
     text = " ".join(t for t in (problem.detail, problem.received) if t)

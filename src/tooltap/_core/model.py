@@ -43,6 +43,7 @@ PROBLEM_KINDS: Final = (
     "oversized_event",  # one SSE event exceeded ``Limits.max_event_bytes``
     "oversized_arguments",  # one call's arguments exceeded ``Limits.max_argument_bytes``
     "incomplete_response",  # the provider ended the response early (length, incomplete)
+    "stream_buffered",  # a stream arrived in one burst after a long wait (a buffering proxy)
 )
 
 

@@ -13,13 +13,6 @@ import tooltap
 from .._forks import new_lock
 from .._telemetry import semconv as sc
 
-_PROVIDER_OF_DIALECT = {
-    "openai.chat": "openai",
-    "openai.responses": "openai",
-    "anthropic.messages": "anthropic",
-    "google.genai": "google",
-}
-
 
 class SpanCollector(SpanProcessor):
     """Keeps every ended span in memory (the demo is short-lived)."""
@@ -75,6 +68,11 @@ def call_rows(
     scenes = scenario_of or {}
     rows = []
     with_span: set[str] = set()
+    provider_of = {  # inference span -> its gen_ai.provider.name, for the spanless calls
+        s.context.span_id: str((s.attributes or {}).get(sc.GEN_AI_PROVIDER_NAME))
+        for s in spans
+        if s.context is not None and (s.attributes or {}).get(sc.GEN_AI_PROVIDER_NAME)
+    }
     for span in sorted(spans, key=lambda s: s.start_time or 0):
         attrs = span.attributes or {}
         if attrs.get(sc.GEN_AI_OPERATION_NAME) != sc.OPERATION_EXECUTE_TOOL:
@@ -103,7 +101,8 @@ def call_rows(
         rows.append(
             Row(
                 scenes.get(context.trace_id, "?") if context is not None else "?",
-                _PROVIDER_OF_DIALECT.get(event.dialect, event.dialect),
+                (provider_of.get(context.span_id) if context is not None else None)
+                or sc.provider_name(event.dialect),
                 p.name or "?",
                 p.call_id or "(no id)",
                 p.kind,

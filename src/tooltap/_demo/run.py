@@ -58,7 +58,7 @@ def _converse(sim: Simulator, scenario: Scenario) -> tuple[str, str]:
             abandon=scenario.abandon, duplicate=scenario.duplicate, force_tool=scenario.force_tool
         )
     except IncompleteResponse as exc:
-        failure = tooltap.harness.provider_failure("stream_truncated")
+        failure = tooltap.harness.provider_failure("truncated_stream")
         return "failure", f"{failure.user_message} [{exc}]"
     except Exception as exc:  # noqa: BLE001 - an agent shows the user a local message
         failure = tooltap.harness.provider_failure(exc)

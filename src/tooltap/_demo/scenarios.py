@@ -85,6 +85,13 @@ SCENARIOS: tuple[Scenario, ...] = (
         expect="failure",
     ),
     Scenario("openai.chat invalid JSON arguments", "openai.chat", False, fault="invalid_json_args"),
+    Scenario(
+        "openai.chat stream behind a buffering proxy (one burst after 2.5 s)",
+        "openai.chat",
+        True,
+        fault="buffered",
+        params={"seconds": 2.5},
+    ),
     Scenario("anthropic call never answered (orphaned)", "anthropic.messages", False, abandon=True),
     Scenario(
         "openai.chat each result sent twice (duplicate)",

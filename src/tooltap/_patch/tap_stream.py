@@ -15,17 +15,20 @@ from __future__ import annotations
 
 import asyncio
 import json
+import time
 import weakref
 from collections.abc import AsyncIterator, Callable, Iterator, Mapping
 from typing import Any, Final, Literal
 
 import wrapt
 
+from .._core.buffering import stream_buffered
 from .._core.errors import classify_error
 from .._core.model import ErrorClass, Problem, RequestInfo, ToolCall
 from .._core.stream import StreamParser, parse_response
 from .._forks import in_child
 from .._quietly import quietly, report
+from .._telemetry.content import streamed_body
 from .._telemetry.operation import Operation
 
 __all__ = ["TapAsyncStream", "TapState", "TapSyncStream", "settle_all"]
@@ -99,26 +102,36 @@ class TapState:
     decoded pieces instead (``decoding``): never decoded twice, never other than the app
     gets it. A body not marked as SSE is taken as SSE when it starts like one. A body that
     is not parsed (too big to keep) says so in one problem.
+
+    For ``stream_buffered`` it keeps three clock readings (headers, the first read
+    started, the first chunk), the first chunk's events and bytes, and per chunk only
+    the byte count (``size``, added by the proxies).
     """
 
     __slots__ = (
         "__weakref__",
+        "_at",
         "_buf",
         "_cap",
         "_decoded",
         "_done",
         "_finalizer",
         "_first",
+        "_first_at",
+        "_first_bytes",
+        "_first_events",
         "_off",
         "_oversized",
         "_parser",
         "_pending",
+        "_reading",
         "capture",
         "headers",
         "hot",
         "info",
         "mode",
         "op",
+        "size",
         "status",
     )
 
@@ -131,6 +144,12 @@ class TapState:
         status: int,
         headers: Mapping[str, str],
     ) -> None:
+        self._at = time.monotonic()
+        self._reading: float | None = None
+        self._first_at = 0.0
+        self._first_events = 0
+        self._first_bytes = 0
+        self.size = 0
         self.op = op
         self.info = info
         self.mode = mode
@@ -174,18 +193,27 @@ class TapState:
         self._finalizer = finalizer
         _live.add(self)
 
+    def reading(self) -> None:
+        """The app started reading the body (a time for ``stream_buffered``)."""
+        if self._reading is None:
+            self._reading = time.monotonic()
+
     def feed(self, chunk: bytes) -> list[ToolCall] | None:
         """One raw chunk, as the transport delivered it; the calls it completed."""
         if self._off:
             return None
         if self._first:
             self._first = False
+            self._first_at = time.monotonic()
             self.op.first_chunk()
             if self._decoded:
                 self.hot = _none
                 return None
             if self._parser is not None:
-                self.hot = self._parser.feed
+                self._first_events = chunk.count(b"\n\n") + chunk.count(b"\r\n\r\n")
+                self._first_bytes = len(chunk)
+                if not self.capture:
+                    self.hot = self._parser.feed
         if self._decoded:
             return None
         return self._take(chunk)
@@ -210,6 +238,8 @@ class TapState:
     def _take(self, data: bytes) -> list[ToolCall] | None:
         parser = self._parser
         if parser is not None:
+            if self.capture and len(self._buf) + len(data) <= self._cap:
+                self._buf += data  # the text, recorded at the end under content capture
             return parser.feed(data)
         if self.mode == "body" and not self._buf and self._sse_start(data):
             return self._take(data)
@@ -278,8 +308,11 @@ class TapState:
                 op.record_closed_early()
         elif self._parser is not None:
             parsed = self._parser.close()
-            op.record_parsed(parsed, self.info, closed_early=early, failure=failure)
+            text = streamed_body(self.info.dialect, bytes(self._buf)) if self.capture else None
+            op.record_parsed(parsed, self.info, body=text, closed_early=early, failure=failure)
             failure = None  # recorded with the response
+            if parsed.complete and exc is None:  # whole (an SDK may close it after the end)
+                self._check_buffered()
         elif end == "exhausted":
             body = bytes(self._buf)
             decoded = _json(body) if self.capture else None
@@ -290,6 +323,26 @@ class TapState:
         if failure is not None:
             op.attempt_failed(failure)
         return None
+
+    def _check_buffered(self) -> None:
+        """A whole stream that arrived as a buffering proxy releases one: a problem."""
+        reading, config = self._reading, self.op.tel.config
+        if reading is None or self._first_events == 0:
+            return
+        wait = (self._at - self.op.attempt_started) + (self._first_at - reading)
+        spread = time.monotonic() - self._first_at
+        events = self._first_events
+        if stream_buffered(
+            wait=wait,
+            spread=spread,
+            events=events,
+            first_bytes=self._first_bytes,
+            total_bytes=self.size,
+            min_wait=config.stream_buffered_wait,
+            min_events=config.stream_buffered_events,
+        ):
+            detail = f"{events} events at once after {wait:.2f}s"
+            self.op.record_problem(Problem("stream_buffered", detail=detail))
 
 
 def _json(body: bytes) -> Any:
@@ -358,9 +411,11 @@ class TapSyncStream(_Observed):
 
     def _loop(self, state: TapState) -> Iterator[bytes]:
         """Every chunk to the app, after tooltap's step; settles once however it ends."""
+        state.reading()
         try:
             for chunk in self.__wrapped__:
                 try:
+                    state.size += len(chunk)
                     calls = state.hot(chunk)
                     if calls:
                         state.op.calls_received(calls)
@@ -397,9 +452,11 @@ class TapAsyncStream(_Observed):
         """Every chunk to the app, after tooltap's step; settles once however it ends
         (a cancelled reader as closed)."""
         inner = self.__wrapped__.__aiter__()
+        state.reading()
         try:
             async for chunk in inner:
                 try:
+                    state.size += len(chunk)
                     calls = state.hot(chunk)
                     if calls:
                         state.op.calls_received(calls)

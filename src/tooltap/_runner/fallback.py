@@ -72,7 +72,7 @@ FALLBACK_MESSAGES: Final[Mapping[str, Mapping[str, str]]] = MappingProxyType(
             "es": "No se ha podido conectar con el servicio del asistente. Comprueba la conexión "
             "e inténtalo de nuevo.",
         },
-        "stream_truncated": {
+        "truncated_stream": {
             "en": f"The answer was cut off before it finished. {_RETRY_EN}",
             "es": f"La respuesta se ha cortado antes de terminar. {_RETRY_ES}",
         },

@@ -162,6 +162,11 @@ class Config:
     prometheus_port: int | None = None
     #: Address ``/metrics`` binds (default 127.0.0.1; ``0.0.0.0`` for a container's scraper).
     prometheus_host: str | None = None
+    #: Seconds a stream's reader must wait for the first byte before a burst of events
+    #: counts as ``stream_buffered`` (a buffering proxy); 0 turns the check off.
+    stream_buffered_wait: float = 2.0
+    #: Events the first read of a ``stream_buffered`` stream carries, at least.
+    stream_buffered_events: int = 8
 
     #: Host patterns observed (``fnmatch``, e.g. ``"*.openai.azure.com"``; one with a ``/``
     #: matches ``host/path``); empty: every host (gateways, self-hosted proxies).
@@ -179,14 +184,15 @@ class Config:
                 )
                 mode = "NO_CONTENT"
             object.__setattr__(self, "capture_content", mode)
-        for name in ("orphan_timeout", "tool_name_cap", "max_open_calls", "call_id_memory"):
+        for name in _NUMBERS:
             value = getattr(self, name)
-            number = _non_negative(value, integral=name != "orphan_timeout")
+            real = name in _SECONDS
+            number = _non_negative(value, integral=not real)
             if number is None:
                 fallback = _DEFAULTS[name]
                 reject(f"tooltap: invalid {name}={value!r}, using {fallback}")
                 number = fallback
-            object.__setattr__(self, name, number if name == "orphan_timeout" else int(number))
+            object.__setattr__(self, name, number if real else int(number))
         if not isinstance(self.limits, Limits):
             limits = self.limits
             reject(f"tooltap: limits must be a tooltap.core.Limits, got {limits!r}; using defaults")
@@ -265,6 +271,10 @@ def _non_negative(value: object, *, integral: bool) -> float | None:
     return number
 
 
+_SECONDS: Final = ("orphan_timeout", "stream_buffered_wait")
+_NUMBERS: Final = (
+    *_SECONDS, "tool_name_cap", "max_open_calls", "call_id_memory", "stream_buffered_events",
+)  # fmt: skip
 _DEFAULTS: Final[Mapping[str, Any]] = {f.name: f.default for f in fields(Config)}
 #: The ``Config`` fields, each also a keyword option of ``instrument()``.
 OPTION_NAMES: Final = frozenset(f.name for f in fields(Config))

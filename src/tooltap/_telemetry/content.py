@@ -14,6 +14,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from .._core.model import Parsed
+from .._core.sse import SSEParser
 from .semconv import finish_reason
 
 __all__ = ["input_messages", "output_messages", "to_json"]
@@ -200,6 +201,50 @@ def input_messages(dialect: str, body: Any) -> list[Message]:
     return _INPUT[dialect](body)
 
 
+def _definition(name: Any, description: Any, parameters: Any) -> dict[str, Any] | None:
+    if not isinstance(name, str):
+        return None
+    out: dict[str, Any] = {"type": "function", "name": name}
+    if isinstance(description, str):
+        out["description"] = description
+    if parameters is not None:
+        out["parameters"] = parameters
+    return out
+
+
+_GOOGLE_SCHEMA_KEYS = ("parametersJsonSchema", "parameters_json_schema", "parameters")
+
+
+def tool_definitions(dialect: str, body: Any) -> list[dict[str, Any]]:
+    """The function tools a request declares, as ``gen_ai.tool.definitions`` lists them."""
+    tools = body.get("tools") if isinstance(body, Mapping) else None
+    found: list[dict[str, Any] | None] = []
+    for tool in tools if isinstance(tools, list) else ():
+        if not isinstance(tool, Mapping):
+            continue
+        if dialect == "openai.chat":
+            fn = tool.get("function")
+            if tool.get("type") == "function" and isinstance(fn, Mapping):
+                found.append(_definition(fn.get("name"), fn.get("description"),
+                                         fn.get("parameters")))  # fmt: skip
+        elif dialect == "openai.responses":
+            if tool.get("type") == "function":
+                found.append(_definition(tool.get("name"), tool.get("description"),
+                                         tool.get("parameters")))  # fmt: skip
+        elif dialect == "anthropic.messages":
+            if tool.get("type") in (None, "custom"):
+                found.append(_definition(tool.get("name"), tool.get("description"),
+                                         tool.get("input_schema")))  # fmt: skip
+        else:
+            for fn in tool.get("functionDeclarations") or tool.get("function_declarations") or ():
+                if isinstance(fn, Mapping):
+                    schema = next(
+                        (fn[k] for k in _GOOGLE_SCHEMA_KEYS if fn.get(k) is not None), None
+                    )
+                    found.append(_definition(fn.get("name"), fn.get("description"), schema))
+    return [d for d in found if d is not None]
+
+
 def _output_text(dialect: str, body: Any) -> list[Part]:
     if isinstance(body, list):  # Google streamGenerateContent without alt=sse
         return [p for chunk in body for p in _output_text(dialect, chunk)]
@@ -224,8 +269,67 @@ def _output_text(dialect: str, body: Any) -> list[Part]:
     return [p for p in parts if p["type"] in ("text", "reasoning")]
 
 
+def _event_data(raw: bytes) -> list[Mapping[str, Any]]:
+    """The JSON objects a whole SSE body carries, in order (others skipped)."""
+    parser = SSEParser(len(raw) + 1)
+    out: list[Mapping[str, Any]] = []
+    for event in [*parser.feed(raw), *parser.close()]:
+        try:
+            data = json.loads(event.data)
+        except ValueError:
+            continue
+        if isinstance(data, Mapping):
+            out.append(data)
+    return out
+
+
+def streamed_body(dialect: str, raw: bytes) -> Any:
+    """A streamed response's text, as the whole body of that dialect would carry it."""
+    events = _event_data(raw)
+    if dialect == "google.genai":  # each event a GenerateContentResponse: join their texts
+        parts: list[dict[str, Any]] = []
+        for data in events:
+            candidates = data.get("candidates") or [{}]
+            first = candidates[0] if isinstance(candidates[0], Mapping) else {}
+            for part in (first.get("content") or {}).get("parts") or ():
+                if not isinstance(part, Mapping) or not isinstance(part.get("text"), str):
+                    continue
+                thought = bool(part.get("thought"))
+                if parts and parts[-1]["thought"] == thought:
+                    parts[-1]["text"] += part["text"]
+                else:
+                    parts.append({"text": part["text"], "thought": thought})
+        return {"candidates": [{"content": {"parts": parts}}]} if parts else None
+    pieces: list[str] = []
+    for data in events:
+        piece: Any = None
+        if dialect == "openai.chat":
+            choices = data.get("choices") or [{}]
+            first = choices[0] if isinstance(choices[0], Mapping) else {}
+            if first.get("index", 0) == 0:
+                delta = first.get("delta") or {}
+                piece = delta.get("content") if isinstance(delta, Mapping) else None
+        elif dialect == "openai.responses":
+            piece = data.get("delta") if data.get("type") == "response.output_text.delta" else None
+        else:
+            delta = data.get("delta") or {}
+            text = isinstance(delta, Mapping) and delta.get("type") == "text_delta"
+            piece = delta.get("text") if text and isinstance(delta, Mapping) else None
+        if isinstance(piece, str):
+            pieces.append(piece)
+    if not pieces:
+        return None
+    text = "".join(pieces)
+    if dialect == "openai.chat":
+        return {"choices": [{"message": {"content": text}}]}
+    if dialect == "openai.responses":
+        return {"output": [{"type": "message", "content": [{"type": "output_text", "text": text}]}]}
+    return {"content": [{"type": "text", "text": text}]}
+
+
 def output_messages(parsed: Parsed, body: Any = None) -> list[Message]:
-    """The response as one assistant message: text (whole bodies only), then tool calls."""
+    """The response as one assistant message: text, then tool calls (``body``: the whole
+    body decoded, or ``streamed_body`` of a stream)."""
     parts = _output_text(parsed.dialect, body)
     parts += [
         {"type": "tool_call", "id": c.call_id, "name": c.name, "arguments": c.args}

@@ -28,6 +28,7 @@ from .telemetry import Telemetry, get_telemetry
 
 if TYPE_CHECKING:
     from .correlate import OpenCall
+    from .instruments import Instruments
 
 __all__ = ["Execution", "find_execution", "tool_execution"]
 
@@ -35,12 +36,15 @@ __all__ = ["Execution", "find_execution", "tool_execution"]
 class Execution:
     """The handler runs of one call, recorded on its ``execute_tool`` span; never raises."""
 
-    __slots__ = ("_capture", "_entry", "_started")
+    __slots__ = ("_capture", "_entry", "_instruments", "_started")
 
-    def __init__(self, entry: OpenCall | None, capture: bool) -> None:
+    def __init__(
+        self, entry: OpenCall | None, capture: bool, instruments: Instruments | None = None
+    ) -> None:
         self._entry = entry
         self._started = time.monotonic()
         self._capture = capture
+        self._instruments = instruments
 
     def _span(self) -> Span | None:
         entry = self._entry
@@ -101,7 +105,8 @@ class Execution:
         if entry is None or span is None:
             return
         try:
-            span.set_attribute(sc.TOOLTAP_HANDLER_DURATION, time.monotonic() - self._started)
+            duration = time.monotonic() - self._started
+            span.set_attribute(sc.TOOLTAP_HANDLER_DURATION, duration)
             if attempts is not None:
                 span.set_attribute(sc.TOOLTAP_TOOL_ATTEMPTS, attempts)
             if is_error:
@@ -110,6 +115,18 @@ class Execution:
                 span.set_status(Status(StatusCode.ERROR, entry.handler_error))
             if self._capture:
                 span.set_attribute(sc.GEN_AI_TOOL_CALL_RESULT, to_json(output))
+            if self._instruments is not None:
+                attributes = {
+                    sc.GEN_AI_OPERATION_NAME: sc.OPERATION_EXECUTE_TOOL,
+                    sc.GEN_AI_PROVIDER_NAME: entry.provider,
+                    sc.GEN_AI_TOOL_NAME: entry.label,
+                    sc.GEN_AI_TOOL_TYPE: sc.TOOL_TYPE_FUNCTION,
+                }
+                if is_error:
+                    attributes[sc.ERROR_TYPE] = entry.handler_error or sc.ERROR_TOOL
+                self._instruments.execute_tool_duration.record(
+                    duration, attributes, context=trace.set_span_in_context(span)
+                )
         except Exception as exc:  # noqa: BLE001
             _report(exc)
 
@@ -130,14 +147,18 @@ def _open_execution(tel: Telemetry, call: ToolCall, side_effects: bool) -> Execu
         entry = lifecycle.received(
             call,
             parent=parent if parent.get_span_context().is_valid else None,
-            provider=sc.provider_name(call.dialect) if call.dialect else call.provider,
+            provider=(
+                sc.provider_name(call.dialect)
+                if call.dialect
+                else sc.provider_of_family(call.provider)
+            ),
             label=tel.tool_names.label(call.name, None),
             conversation=conversation,
         )
     entry.handled = True
     if entry.span is not None and entry.span.is_recording():
         entry.span.set_attribute(sc.TOOLTAP_SIDE_EFFECTS, side_effects)
-    return Execution(entry, tel.config.content_on_span)
+    return Execution(entry, tel.config.content_on_span, tel.instruments)
 
 
 def find_execution(call: ToolCall) -> Execution:
@@ -150,7 +171,7 @@ def find_execution(call: ToolCall) -> Execution:
     except Exception as exc:  # noqa: BLE001
         _report(exc)
         return _NOOP
-    return _NOOP if entry is None else Execution(entry, tel.config.content_on_span)
+    return _NOOP if entry is None else Execution(entry, tel.config.content_on_span, tel.instruments)
 
 
 @contextmanager

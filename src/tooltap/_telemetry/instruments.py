@@ -68,6 +68,7 @@ class Instruments:
     """Every tooltap instrument, created once per ``instrument()`` from one meter."""
 
     __slots__ = (
+        "execute_tool_duration",
         "forced_tool_choice",
         "internal_errors",
         "operation_duration",
@@ -99,6 +100,7 @@ class Instruments:
         self.token_usage = histogram(sc.TOKEN_USAGE, tuple(float(b) for b in sc.TOKEN_BUCKETS))
         self.time_to_first_chunk = histogram(sc.TIME_TO_FIRST_CHUNK, durations)
         self.tool_call_duration = histogram(sc.TOOL_CALL_DURATION, durations)
+        self.execute_tool_duration = histogram(sc.EXECUTE_TOOL_DURATION, durations)
         self.tool_calls = counter(sc.TOOL_CALLS)
         self.stream_problems = counter(sc.STREAM_PROBLEMS)
         self.tool_results = counter(sc.TOOL_RESULTS)

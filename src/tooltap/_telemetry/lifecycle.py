@@ -267,6 +267,7 @@ class Lifecycle:
         self._instruments.tool_results.add(
             1,
             {
+                sc.GEN_AI_OPERATION_NAME: sc.OPERATION_EXECUTE_TOOL,
                 sc.GEN_AI_PROVIDER_NAME: provider,
                 sc.GEN_AI_TOOL_NAME: label,
                 sc.TOOLTAP_RESULT: result,
@@ -295,6 +296,7 @@ class Lifecycle:
         duration = time.monotonic() - entry.started
         span = entry.span
         attributes = {
+            sc.GEN_AI_OPERATION_NAME: sc.OPERATION_EXECUTE_TOOL,
             sc.GEN_AI_PROVIDER_NAME: entry.provider,
             sc.GEN_AI_TOOL_NAME: entry.label,
             sc.TOOLTAP_RESULT: result,

@@ -52,7 +52,7 @@ from .._core.request import parse_request
 from .._core.validate import validate
 from .._forks import new_lock
 from . import semconv as sc
-from .content import input_messages, output_messages, to_json
+from .content import input_messages, output_messages, to_json, tool_definitions
 from .conversation import current_conversation
 from .correlate import OpenCall
 from .listeners import ToolCallProblem
@@ -120,6 +120,7 @@ class Operation:
         self._accounted: RequestInfo | None = None
         self._opened: list[OpenCall] = []
         self._started = time.monotonic()
+        self.attempt_started = self._started  # when the current attempt's request was sent
         self._lock = new_lock()
         self._ended = False
         self._held = False
@@ -177,6 +178,7 @@ class Operation:
         ``body`` (decoded JSON) is only used under content capture.
         """
         self._attempts += 1
+        self.attempt_started = time.monotonic()
         retry_count = headers.get("x-stainless-retry-count")
         resend = self._attempts - 1
         if retry_count is not None and retry_count.isdigit():
@@ -227,6 +229,9 @@ class Operation:
                     self.span.add_link(link, {sc.TOOLTAP_LINK: sc.LINK_TOOL_RESULT})
         if self.tel.config.capture_any and body is not None:
             self._content(sc.GEN_AI_INPUT_MESSAGES, input_messages(self.dialect, body))
+            definitions = tool_definitions(self.dialect, body)
+            if definitions and self.tel.config.content_on_span:
+                self._set(sc.GEN_AI_TOOL_DEFINITIONS, to_json(definitions))
 
     def attempt_failed(self, error: ErrorClass) -> None:
         """The current attempt failed (status, exception, or an error inside the stream)."""
@@ -295,6 +300,7 @@ class Operation:
             self.tel.instruments.tool_calls.add(
                 count,
                 {
+                    sc.GEN_AI_OPERATION_NAME: sc.OPERATION_EXECUTE_TOOL,
                     sc.GEN_AI_PROVIDER_NAME: self.provider,
                     sc.GEN_AI_TOOL_NAME: label,
                     sc.TOOLTAP_OUTCOME: outcome,
@@ -356,7 +362,11 @@ class Operation:
                 (sc.GEN_AI_USAGE_INPUT_TOKENS, usage.input_tokens, "input"),
                 (sc.GEN_AI_USAGE_OUTPUT_TOKENS, usage.output_tokens, "output"),
                 (sc.GEN_AI_USAGE_CACHE_READ_INPUT_TOKENS, usage.cache_read_input_tokens, None),
-                (sc.GEN_AI_USAGE_CACHE_WRITE_INPUT_TOKENS, usage.cache_creation_input_tokens, None),
+                (
+                    sc.GEN_AI_USAGE_CACHE_CREATION_INPUT_TOKENS,
+                    usage.cache_creation_input_tokens,
+                    None,
+                ),
             ):
                 if value is None:
                     continue
@@ -416,6 +426,7 @@ class Operation:
             self.tel.instruments.tool_calls.add(
                 1,
                 {
+                    sc.GEN_AI_OPERATION_NAME: sc.OPERATION_EXECUTE_TOOL,
                     sc.GEN_AI_PROVIDER_NAME: self.provider,
                     sc.GEN_AI_TOOL_NAME: label,
                     sc.TOOLTAP_OUTCOME: problem.kind,

@@ -13,6 +13,22 @@ from typing import Final
 SCHEMA_URL: Final = "https://opentelemetry.io/schemas/gen-ai-dev/1.42.0-dev"
 INSTRUMENTATION_NAME: Final = "tooltap"
 
+#: Renames in upstream drafts whose merge is unconfirmed: current name -> draft name.
+#: ``DRAFT_NAMES = True`` switches every one of them (and ``PROMETHEUS_NAMES``, which the
+#: dashboards follow). Not a rename, so not here: the draft also replaces the
+#: ``gen_ai.client.token.usage`` histogram by ``gen_ai.client.inference.usage.*`` counters.
+DRAFT_RENAMES: Final = {
+    "gen_ai.client.operation.duration": "gen_ai.client.inference.duration",
+    "gen_ai.usage.cache_creation.input_tokens": "gen_ai.usage.cache_write.input_tokens",
+}
+DRAFT_NAMES: Final = False
+
+
+def _named(name: str, draft: bool = DRAFT_NAMES) -> str:
+    """``name``, or its draft rename when ``draft``."""
+    return DRAFT_RENAMES.get(name, name) if draft else name
+
+
 # --- span / metric attributes (GenAI semconv) ---
 GEN_AI_OPERATION_NAME: Final = "gen_ai.operation.name"
 GEN_AI_PROVIDER_NAME: Final = "gen_ai.provider.name"
@@ -31,9 +47,8 @@ GEN_AI_RESPONSE_FINISH_REASONS: Final = "gen_ai.response.finish_reasons"
 GEN_AI_USAGE_INPUT_TOKENS: Final = "gen_ai.usage.input_tokens"
 GEN_AI_USAGE_OUTPUT_TOKENS: Final = "gen_ai.usage.output_tokens"
 GEN_AI_USAGE_CACHE_READ_INPUT_TOKENS: Final = "gen_ai.usage.cache_read.input_tokens"
-#: Tokens written to the prompt cache. The GenAI drafts rename ``cache_creation`` to
-#: ``cache_write``; anthropic's own span uses ``cache_write``, so every span does.
-GEN_AI_USAGE_CACHE_WRITE_INPUT_TOKENS: Final = "gen_ai.usage.cache_write.input_tokens"
+#: Tokens written to the prompt cache (the drafts rename it ``cache_write``: ``DRAFT_NAMES``).
+GEN_AI_USAGE_CACHE_CREATION_INPUT_TOKENS: Final = _named("gen_ai.usage.cache_creation.input_tokens")
 GEN_AI_TOKEN_TYPE: Final = "gen_ai.token.type"
 GEN_AI_CONVERSATION_ID: Final = "gen_ai.conversation.id"
 GEN_AI_TOOL_NAME: Final = "gen_ai.tool.name"
@@ -43,6 +58,7 @@ GEN_AI_TOOL_CALL_ARGUMENTS: Final = "gen_ai.tool.call.arguments"
 GEN_AI_TOOL_CALL_RESULT: Final = "gen_ai.tool.call.result"
 GEN_AI_INPUT_MESSAGES: Final = "gen_ai.input.messages"
 GEN_AI_OUTPUT_MESSAGES: Final = "gen_ai.output.messages"
+GEN_AI_TOOL_DEFINITIONS: Final = "gen_ai.tool.definitions"
 SERVER_ADDRESS: Final = "server.address"
 SERVER_PORT: Final = "server.port"
 ERROR_TYPE: Final = "error.type"
@@ -101,9 +117,10 @@ EVENT_CALL_REPLAYED: Final = "tooltap.tool_call.replayed"  # inference span: a r
 EVENT_TOOL_IN_DOUBT: Final = "tooltap.tool.in_doubt"  # tool span: a side effect's outcome unknown
 
 # --- metrics: name -> (kind, unit, description) ---
-OPERATION_DURATION: Final = "gen_ai.client.operation.duration"
+OPERATION_DURATION: Final = _named("gen_ai.client.operation.duration")
 TOKEN_USAGE: Final = "gen_ai.client.token.usage"
 TIME_TO_FIRST_CHUNK: Final = "gen_ai.client.operation.time_to_first_chunk"
+EXECUTE_TOOL_DURATION: Final = "gen_ai.execute_tool.duration"
 TOOL_CALLS: Final = "tooltap.tool_calls"
 STREAM_PROBLEMS: Final = "tooltap.stream.problems"
 TOOL_RESULTS: Final = "tooltap.tool_results"
@@ -117,6 +134,7 @@ METRICS: Final[dict[str, tuple[str, str, str]]] = {
     OPERATION_DURATION: ("histogram", "s", "GenAI operation duration, all attempts included."),
     TOKEN_USAGE: ("histogram", "{token}", "Tokens used per operation, by token type."),
     TIME_TO_FIRST_CHUNK: ("histogram", "s", "Time until the first chunk of a streamed response."),
+    EXECUTE_TOOL_DURATION: ("histogram", "s", "Duration of a tool's execution by the harness."),
     TOOL_CALLS: ("counter", "{call}", "Tool calls received, by outcome."),
     STREAM_PROBLEMS: ("counter", "{problem}", "Response-level problems, by kind."),
     TOOL_RESULTS: ("counter", "{result}", "Tool results sent back, by result."),
@@ -147,6 +165,11 @@ _PROVIDER_OF_DIALECT: Final = {
     "openai.responses": "openai",
     "anthropic.messages": "anthropic",
 }
+
+
+def provider_of_family(family: str) -> str:
+    """``gen_ai.provider.name`` of a ``ToolCall.provider`` family (``google``: backend unknown)."""
+    return "gcp.gen_ai" if family == "google" else family
 
 
 def operation_name(dialect: str) -> str:

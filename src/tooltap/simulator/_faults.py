@@ -26,12 +26,14 @@ FAULT_KINDS: Final[dict[str, tuple[str, ...]]] = {
     "ignore_tool_choice": (),
     "chunk_size": ("size",),
     "delay": ("seconds",),
+    "buffered": ("seconds",),
 }
 _REQUIRED: Final = {
     "truncate_bytes": "at",
     "stall": "seconds",
     "chunk_size": "size",
     "delay": "seconds",
+    "buffered": "seconds",
 }
 _FRAMINGS: Final = ("close", "chunked")
 
@@ -133,7 +135,8 @@ class Delivery:
     ``framing``: ``length`` (Content-Length), ``chunked`` (one chunk per item) or ``close``
     (no length, ``Connection: close``, EOF ends the body). ``cut`` stops the body after that
     many bytes; the connection then closes cleanly, or with a TCP RST when ``reset``.
-    ``reset_first`` sends an RST before anything else.
+    ``reset_first`` sends an RST before anything else. ``burst`` sends the whole body in
+    one write (after ``stall``, when ``stall_after`` is 0): a buffering proxy's release.
     """
 
     rendered: Rendered
@@ -144,6 +147,7 @@ class Delivery:
     cut: int | None = None
     reset: bool = False
     reset_first: bool = False
+    burst: bool = False
 
     @classmethod
     def of(cls, rendered: Rendered) -> Delivery:
@@ -155,6 +159,8 @@ class Delivery:
         rendered = self.rendered
         if fault.kind == "delay":
             self.delay = fault.number("seconds", 0.0)
+        elif fault.kind == "buffered":  # headers at once, then the whole body after a wait
+            self.stall, self.stall_after, self.burst = fault.number("seconds", 0.0), 0, True
         elif fault.kind == "stall":
             self.stall = fault.number("seconds", 0.0)
             self.stall_after = 1 if rendered.stream else 0

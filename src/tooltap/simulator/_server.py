@@ -97,7 +97,8 @@ class _Handler(BaseHTTPRequestHandler):
         self.wfile.write(("\r\n".join(lines) + "\r\n\r\n").encode("latin-1"))
         chunked = d.framing == "chunked"
         sent = 0
-        for index, chunk in enumerate(rendered.chunks):
+        chunks = [b"".join(rendered.chunks)] if d.burst else rendered.chunks
+        for index, chunk in enumerate(chunks):
             if index == d.stall_after:
                 self._wait(d.stall)
             if d.cut is not None and sent + len(chunk) >= d.cut:
