@@ -7,8 +7,8 @@ import inspect
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any, TypeVar, overload
 
-from .._core.model import DIALECTS, Parsed, RequestInfo, ToolCall
-from .._core.request import TOOL_NAME_RULES, valid_tool_name
+from .._core.dialects import DIALECTS, TABLE, valid_tool_name
+from .._core.model import Parsed, RequestInfo, ToolCall
 from .inflight import InFlight
 from .ledger import Ledger, MemoryLedger
 from .outcome import TurnResult
@@ -26,7 +26,7 @@ def check_tool_name(name: str) -> str:
     """Return ``name`` if every provider accepts it; ValueError saying which rule it breaks."""
     rejected = [d for d in DIALECTS if not (isinstance(name, str) and valid_tool_name(name, d))]
     if rejected:
-        rules = ", ".join(f"{d}: {TOOL_NAME_RULES[d].pattern}" for d in rejected)
+        rules = ", ".join(f"{d}: {TABLE[d].tool_name_rule.pattern}" for d in rejected)
         raise ValueError(
             f"invalid tool name {name!r}: use 1-64 ASCII letters, digits, '_' or '-', "
             f"starting with a letter or '_' (rejected by {rules})"

@@ -16,7 +16,8 @@ from concurrent.futures import Future
 from dataclasses import dataclass
 from typing import Any, Final, TypeVar
 
-from .._core.model import PROVIDER_OF, Parsed, Problem, RequestInfo, ToolCall
+from .._core.dialects import provider_of
+from .._core.model import Parsed, Problem, RequestInfo, ToolCall
 from .._core.results import result_messages
 from .._core.validate import validate
 from ._observe import note_in_doubt, note_replay, observed
@@ -149,7 +150,7 @@ def _gather(
         for p in calls.problems:
             if p.kind in _UNPARSED_KINDS and p.name and (p.call_id not in seen or not p.call_id):
                 index = p.call_index if p.call_index is not None else len(todo)
-                provider = PROVIDER_OF.get(calls.dialect, "")
+                provider = provider_of(calls.dialect)
                 stub = ToolCall(p.name, {}, provider, p.call_id, index, p.received, calls.dialect)
                 todo.append((stub, (p,)))
                 seen.add(p.call_id)
