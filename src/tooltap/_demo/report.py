@@ -13,13 +13,6 @@ import tooltap
 from .._forks import new_lock
 from .._telemetry import semconv as sc
 
-_PROVIDER_OF_DIALECT = {
-    "openai.chat": "openai",
-    "openai.responses": "openai",
-    "anthropic.messages": "anthropic",
-    "google.genai": "google",
-}
-
 
 class SpanCollector(SpanProcessor):
     """Keeps every ended span in memory (the demo is short-lived)."""
@@ -95,15 +88,23 @@ def call_rows(
                 f"{elapsed} until flush" if outcome == sc.RESULT_ORPHANED else elapsed,
             )
         )
+    # A broken call's provider: its inference span's, else what its dialect tells.
+    provider_of_span = {
+        s.context.span_id: str(name)
+        for s in spans
+        if s.context is not None
+        and (name := (s.attributes or {}).get(sc.GEN_AI_PROVIDER_NAME)) is not None
+    }
     for event in problems:
         p = event.problem
         if p.call_index is None or (p.call_id is not None and p.call_id in with_span):
             continue
         context = event.span_context
+        provider = provider_of_span.get(context.span_id) if context is not None else None
         rows.append(
             Row(
                 scenes.get(context.trace_id, "?") if context is not None else "?",
-                _PROVIDER_OF_DIALECT.get(event.dialect, event.dialect),
+                provider or sc.provider_name(event.dialect),
                 p.name or "?",
                 p.call_id or "(no id)",
                 p.kind,

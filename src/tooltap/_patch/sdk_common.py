@@ -32,6 +32,7 @@ from opentelemetry.instrumentation.utils import is_instrumentation_enabled
 from opentelemetry.util.types import AttributeValue
 
 from .._core.detect import detect_dialect
+from .._core.dialects import TABLE
 from .._quietly import quietly
 from .._telemetry import semconv as sc
 from .._telemetry.operation import Operation, current_operation
@@ -244,35 +245,22 @@ def _server_of(url: str) -> tuple[str | None, int | None]:
 
 _Path = tuple[str, ...]
 
+#: The ``gen_ai.request.*`` attributes a dialect's ``request_params`` may name, by suffix.
+_REQUEST_ATTRIBUTES: Final = {
+    name.removeprefix("gen_ai.request."): name
+    for name in (
+        sc.GEN_AI_REQUEST_MAX_TOKENS,
+        sc.GEN_AI_REQUEST_TEMPERATURE,
+        sc.GEN_AI_REQUEST_TOP_P,
+        sc.GEN_AI_REQUEST_TOP_K,
+        sc.GEN_AI_REQUEST_SEED,
+        sc.GEN_AI_REQUEST_STOP_SEQUENCES,
+    )
+}
 #: Per dialect: semconv request attribute -> where the request body keeps it (first found).
 _PARAMS: Final[dict[str, dict[str, tuple[_Path, ...]]]] = {
-    "openai.chat": {
-        sc.GEN_AI_REQUEST_MAX_TOKENS: (("max_completion_tokens",), ("max_tokens",)),
-        sc.GEN_AI_REQUEST_TEMPERATURE: (("temperature",),),
-        sc.GEN_AI_REQUEST_TOP_P: (("top_p",),),
-        sc.GEN_AI_REQUEST_STOP_SEQUENCES: (("stop",),),
-        sc.GEN_AI_REQUEST_SEED: (("seed",),),
-    },
-    "openai.responses": {
-        sc.GEN_AI_REQUEST_MAX_TOKENS: (("max_output_tokens",),),
-        sc.GEN_AI_REQUEST_TEMPERATURE: (("temperature",),),
-        sc.GEN_AI_REQUEST_TOP_P: (("top_p",),),
-    },
-    "anthropic.messages": {
-        sc.GEN_AI_REQUEST_MAX_TOKENS: (("max_tokens",),),
-        sc.GEN_AI_REQUEST_TEMPERATURE: (("temperature",),),
-        sc.GEN_AI_REQUEST_TOP_P: (("top_p",),),
-        sc.GEN_AI_REQUEST_TOP_K: (("top_k",),),
-        sc.GEN_AI_REQUEST_STOP_SEQUENCES: (("stop_sequences",),),
-    },
-    "google.genai": {
-        sc.GEN_AI_REQUEST_MAX_TOKENS: (("generationConfig", "maxOutputTokens"),),
-        sc.GEN_AI_REQUEST_TEMPERATURE: (("generationConfig", "temperature"),),
-        sc.GEN_AI_REQUEST_TOP_P: (("generationConfig", "topP"),),
-        sc.GEN_AI_REQUEST_TOP_K: (("generationConfig", "topK"),),
-        sc.GEN_AI_REQUEST_SEED: (("generationConfig", "seed"),),
-        sc.GEN_AI_REQUEST_STOP_SEQUENCES: (("generationConfig", "stopSequences"),),
-    },
+    d.name: {_REQUEST_ATTRIBUTES[k]: paths for k, paths in d.request_params.items()}
+    for d in TABLE.values()
 }
 
 

@@ -8,6 +8,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any, TypeVar, overload
 
 from .._core.dialects import DIALECTS, TABLE, valid_tool_name
+from .._core.dialects import dialect as dialect_entry
 from .._core.model import Parsed, RequestInfo, ToolCall
 from .inflight import InFlight
 from .ledger import Ledger, MemoryLedger
@@ -169,22 +170,7 @@ class ToolRegistry:
 
     def declarations(self, dialect: str) -> list[dict[str, Any]]:
         """The request's ``tools`` value for ``dialect``, one entry per tool (Google: one)."""
-        tools = list(self._tools.values())
-        if dialect == "openai.chat":
-            return [
-                {"type": "function", "function": _described(t, parameters=t.schema)} for t in tools
-            ]
-        if dialect == "openai.responses":
-            return [
-                {"type": "function", **_described(t, parameters=t.schema), "strict": False}
-                for t in tools
-            ]
-        if dialect == "anthropic.messages":
-            return [_described(t, input_schema=t.schema) for t in tools]
-        if dialect == "google.genai":
-            decls = [_described(t, parametersJsonSchema=t.schema) for t in tools]
-            return [{"functionDeclarations": decls}] if decls else []
-        raise ValueError(f"unknown dialect {dialect!r}; expected one of {DIALECTS}")
+        return dialect_entry(dialect).declarations(list(self._tools.values()))
 
     def request_info(self, dialect: str) -> RequestInfo:
         """What a request built from :meth:`declarations` declares, for validation."""
@@ -248,12 +234,3 @@ class ToolRegistry:
                 history=history,
             )
         )
-
-
-def _described(tool: Tool, **schema: Any) -> dict[str, Any]:
-    """``name``, ``description`` (if any) and the dialect's schema key."""
-    out: dict[str, Any] = {"name": tool.name}
-    if tool.description:
-        out["description"] = tool.description
-    out.update(schema)
-    return out

@@ -23,11 +23,21 @@ from . import (
     openai_responses_request,
 )
 from ._base import Dialect, always, unchanged
+from ._content import Message, Part
 from ._openai import PROVIDER as OPENAI
 from ._openai_request import TOOL_NAME_RULE as OPENAI_TOOL_NAME_RULE
 from ._openai_request import openai_provider
 
-__all__ = ["DIALECTS", "TABLE", "Dialect", "dialect", "provider_of", "valid_tool_name"]
+__all__ = [
+    "DIALECTS",
+    "TABLE",
+    "Dialect",
+    "Message",
+    "Part",
+    "dialect",
+    "provider_of",
+    "valid_tool_name",
+]
 
 _ENTRIES: Final = (
     Dialect(
