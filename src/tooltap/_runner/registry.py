@@ -14,7 +14,8 @@ from .inflight import InFlight
 from .ledger import Ledger, MemoryLedger
 from .outcome import TurnResult
 from .policy import NO_RETRY, RetryPolicy
-from .run import Turn, history_position, run_turn
+from .position import history_position
+from .run import Turn, run_turn
 from .schema import schema_from_signature
 from .tool import Tool
 
