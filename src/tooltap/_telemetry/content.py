@@ -3,9 +3,10 @@
 Each dialect maps its own bodies (``Dialect.input_messages`` and ``output_text``).
 
 Nothing here runs unless ``Config.capture_any``
-(``OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT`` opts in). Input messages come from the request body; output messages from ``Parsed``
-(tool calls, finish reason) plus the text of a whole JSON body when there is one —
-streamed text is not kept by the core, so streamed output carries tool calls only.
+(``OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT`` opts in). Input messages come from
+the request body; output messages from ``Parsed`` (tool calls, finish reason) plus the
+text of a whole JSON body when there is one — streamed text is not kept by the core, so
+streamed output carries tool calls only.
 """
 
 from __future__ import annotations
