@@ -18,6 +18,7 @@ from pathlib import Path
 import pytest
 
 import tooltap
+from tooltap._core.dialects import DIALECTS
 
 ROOT = Path(tooltap.__file__).parent
 
@@ -214,3 +215,33 @@ def test_the_cycle_check_finds_direct_and_indirect_cycles() -> None:
         frozenset({"tooltap.a", "tooltap.b", "tooltap.c"}),
         frozenset({"tooltap.d", "tooltap.e"}),
     }
+
+
+#: Where a dialect's name may be spelt: its own modules and the table (``_core/dialects``);
+#: the simulator, a fake provider per dialect kept independent of the parsers it checks;
+#: the demo's scenarios and agents, fixtures that each drive one SDK in one dialect.
+NAMED_DIALECTS_IN = ("_core/dialects/", "simulator/", "_demo/scenarios.py", "_demo/agents.py")
+
+
+def dialect_names(source: str) -> list[tuple[int, str]]:
+    """``(line, name)`` of every string literal that is a dialect name."""
+    return [
+        (node.lineno, node.value)
+        for node in ast.walk(ast.parse(source))
+        if isinstance(node, ast.Constant) and node.value in DIALECTS
+    ]
+
+
+def test_dialects_are_named_only_in_the_table_and_their_modules() -> None:
+    found = [
+        f"{path.relative_to(ROOT)}:{line}: {name!r}"
+        for path in sorted(ROOT.rglob("*.py"))
+        if not str(path.relative_to(ROOT)).startswith(NAMED_DIALECTS_IN)
+        for line, name in dialect_names(path.read_text(encoding="utf-8"))
+    ]
+    assert found == []
+
+
+def test_the_dialect_name_check_finds_names() -> None:
+    source = 'X = 1\nif d == "google.genai":\n    y = {"openai.chat": 1, "openai": 2}\n'
+    assert dialect_names(source) == [(2, "google.genai"), (3, "openai.chat")]

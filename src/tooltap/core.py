@@ -7,9 +7,9 @@ Nothing here does I/O or records telemetry: bytes or decoded JSON in, ``Parsed``
 from __future__ import annotations
 
 from ._core.detect import detect_dialect
+from ._core.dialects import DIALECTS
 from ._core.errors import classify_error, classify_problem
 from ._core.model import (
-    DIALECTS,
     ErrorClass,
     Limits,
     Parsed,

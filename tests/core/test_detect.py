@@ -6,7 +6,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from tooltap._core.detect import detect_dialect, google_streaming
+from tooltap._core.detect import detect_dialect
+from tooltap._core.dialects.google_request import streaming as google_streaming
 
 
 def reference(method: str, url: str) -> str | None:

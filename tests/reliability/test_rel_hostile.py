@@ -34,8 +34,9 @@ from tests.reliability.support import (
 )
 from tests.reliability.wire import STREAMED
 from tooltap import Parsed
-from tooltap._core.dialects import dialect_module
-from tooltap._core.model import DIALECTS, PROBLEM_KINDS, ToolCall
+from tooltap._core.dialects import DIALECTS
+from tooltap._core.dialects import dialect as dialect_entry
+from tooltap._core.model import PROBLEM_KINDS, ToolCall
 from tooltap._core.sse import SSEParser
 from tooltap.core import Limits, StreamParser
 
@@ -92,7 +93,7 @@ def test_dialect_parsing_is_total_and_cut_independent(dialect: str, data: st.Dat
     """Reducers are total by themselves (called directly, without the stream parser's
     safety net), and the stream parser's result does not depend on the chunk boundaries."""
     body = data.draw(events(dialect) | st.binary(max_size=512))
-    reducer = dialect_module(dialect).Reducer(Limits())
+    reducer = dialect_entry(dialect).reducer(Limits())
     sse = SSEParser()
     for ev in sse.feed(body) + sse.close():
         calls = reducer.event(ev)

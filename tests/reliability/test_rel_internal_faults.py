@@ -26,7 +26,7 @@ from opentelemetry.sdk.trace.export import SimpleSpanProcessor, SpanExporter, Sp
 import tooltap
 from tests.reliability.apps import MODELS, App
 from tests.reliability.support import Apps, Capture, watched
-from tooltap._core.dialects import dialect_module
+from tooltap._core.dialects import dialect as dialect_entry
 from tooltap._core.stream import StreamParser
 from tooltap._telemetry.telemetry import Telemetry, get_telemetry
 from tooltap.simulator import Simulator, _scenario
@@ -50,7 +50,7 @@ class Fault:
 def _each_reducer(method: str) -> Callable[..., None]:
     def inject(mp: pytest.MonkeyPatch, cap: Capture, tel: Telemetry, boom: Any) -> None:
         for dialect in MODELS:
-            mp.setattr(dialect_module(dialect).Reducer, method, boom)
+            mp.setattr(dialect_entry(dialect).reducer, method, boom)
 
     return inject
 

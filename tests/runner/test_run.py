@@ -41,7 +41,7 @@ def call(
     dialect: str = "openai.chat",
 ) -> ToolCall:
     return ToolCall(
-        name, args, tooltap._core.model.PROVIDER_OF[dialect], call_id, index, None, dialect
+        name, args, tooltap._core.dialects.provider_of(dialect), call_id, index, None, dialect
     )
 
 

@@ -17,8 +17,9 @@ from opentelemetry.instrumentation.utils import suppress_instrumentation
 
 import tooltap
 from tests.sdk.drivers import DRIVERS
-from tooltap._patch import aiohttp_tap, sdk_anthropic, sdk_common, sdk_google, sdk_openai
-from tooltap._patch.sdk_common import Call, Patch, PatchSet, wrappers
+from tooltap._patch import aiohttp_tap, patchset, sdk_anthropic, sdk_google, sdk_openai
+from tooltap._patch.patchset import Patch, PatchSet
+from tooltap._patch.sdk_common import Call, wrappers
 from tooltap._telemetry.operation import Operation, current_operation
 from tooltap.simulator import Simulator
 
@@ -174,4 +175,4 @@ async def test_suppressed_calls_are_not_observed(otel: Any, sim: Simulator) -> N
 def test_every_patch_module_exposes_install_and_uninstall() -> None:
     for module in (sdk_openai, sdk_anthropic, sdk_google, aiohttp_tap):
         assert callable(module.install) and callable(module.uninstall)
-        assert isinstance(module.PATCHES, sdk_common.PatchSet)
+        assert isinstance(module.PATCHES, patchset.PatchSet)

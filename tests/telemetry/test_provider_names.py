@@ -16,7 +16,9 @@ from google.genai import types
 from google.oauth2.credentials import Credentials
 
 from tests.telemetry.support import SCHEMA, TOOL, Recorder, attrs
-from tooltap._telemetry.semconv import provider_name
+from tooltap._core.dialects import TABLE
+from tooltap._telemetry import semconv as sc
+from tooltap._telemetry.semconv import operation_name, provider_name
 from tooltap.simulator import Simulator
 
 G = "google.genai"
@@ -140,3 +142,9 @@ def test_real_sdk_conversation_names_the_backend_everywhere(
         points = rec.points(name)
         assert points, name
         assert {a["gen_ai.provider.name"] for a, _ in points} == {expected}, name
+
+
+def test_each_dialect_names_a_semconv_operation() -> None:
+    operations = {d.name: operation_name(d.name) for d in TABLE.values()}
+    assert set(operations.values()) <= {sc.OPERATION_CHAT, sc.OPERATION_GENERATE_CONTENT}
+    assert operations[G] == sc.OPERATION_GENERATE_CONTENT

@@ -1,20 +1,18 @@
 """Recognise LLM traffic by method and path (never by host: gateways use other hosts), and
-by a request body that could be one (``plausible_request``: key names, no JSON parse)."""
+by a request body that could be one (``plausible_request``: key names, no JSON parse).
+Each dialect's path suffixes and body keys are in its ``TABLE`` entry."""
 
 from __future__ import annotations
 
 from typing import Final
 
-__all__ = ["detect_dialect", "google_streaming", "plausible_request"]
+from .dialects import TABLE
 
+__all__ = ["detect_dialect", "plausible_request"]
 
-_SUFFIXES: Final = (
-    "/chat/completions",
-    "/responses",
-    "/messages",
-    ":generateContent",
-    ":streamGenerateContent",
-)
+#: (path suffixes, whether a matching path is the dialect's, name) per dialect.
+_ROUTES: Final = tuple((d.path_suffixes, d.claims_path, d.name) for d in TABLE.values())
+_SUFFIXES: Final = tuple(s for d in TABLE.values() for s in d.path_suffixes)
 
 
 def detect_dialect(method: str, url: str) -> str | None:
@@ -28,32 +26,14 @@ def detect_dialect(method: str, url: str) -> str | None:
         path = path.rstrip("/")
     if not path.endswith(_SUFFIXES):  # most traffic that is not LLM traffic stops here
         return None
-    if path.endswith("/chat/completions"):
-        return "openai.chat"
-    if path.endswith("/responses"):
-        return "openai.responses"
-    if path.endswith("/messages"):
-        return None if "/threads/" in path else "anthropic.messages"
-    return "google.genai"
-
-
-def google_streaming(url: str) -> bool:
-    """Whether a Google request asks for a stream (``:streamGenerateContent``)."""
-    return ":streamGenerateContent" in url.split("?", 1)[0]
-
-
-#: Keys a request body of each dialect holds (any one of each group). Google puts the
-#: model in the path; Azure-style paths may carry the deployment instead of a ``model``.
-_KEYS: Final[dict[str, tuple[tuple[bytes, ...], ...]]] = {
-    "openai.chat": ((b'"messages"',),),
-    "openai.responses": ((b'"model"', b'"input"'),),
-    "anthropic.messages": ((b'"messages"',), (b'"model"', b'"max_tokens"')),
-    "google.genai": ((b'"contents"',),),
-}
+    for suffixes, claims, name in _ROUTES:
+        if path.endswith(suffixes):
+            return name if claims(path) else None
+    return None
 
 
 def plausible_request(dialect: str, body: bytes) -> bool:
     """Whether ``body`` could be a request of ``dialect``: it names the keys every such
     request has (a substring search, about a millisecond for 8 MiB; no JSON parse). A
     ``POST .../rooms/42/messages`` with ``{"text": ...}`` is not."""
-    return all(any(key in body for key in group) for group in _KEYS[dialect])
+    return all(any(key in body for key in group) for group in TABLE[dialect].body_keys)

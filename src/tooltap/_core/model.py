@@ -1,4 +1,6 @@
-"""Normalized values shared by every dialect: what a tool call is, what went wrong."""
+"""Normalized values shared by every dialect: what a tool call is, what went wrong.
+
+The dialects themselves are in ``dialects.TABLE``."""
 
 from __future__ import annotations
 
@@ -6,7 +8,6 @@ from dataclasses import dataclass, field
 from typing import Any, Final
 
 __all__ = [
-    "DIALECTS",
     "PROBLEM_KINDS",
     "ErrorClass",
     "Limits",
@@ -18,17 +19,6 @@ __all__ = [
     "ToolResultRef",
     "Usage",
 ]
-
-#: The wire dialects tooltap understands, in a stable order.
-DIALECTS: Final = ("openai.chat", "openai.responses", "anthropic.messages", "google.genai")
-
-#: Provider family of each dialect (the value of ``ToolCall.provider``).
-PROVIDER_OF: Final[dict[str, str]] = {
-    "openai.chat": "openai",
-    "openai.responses": "openai",
-    "anthropic.messages": "anthropic",
-    "google.genai": "google",
-}
 
 #: Every ``Problem.kind`` the core can report.
 PROBLEM_KINDS: Final = (

@@ -1,13 +1,9 @@
 """Build the provider-native item that returns a tool's output to the model.
 
-Per dialect (``call.dialect``):
-
-- ``openai.chat``: ``{"role": "tool", "tool_call_id", "content": str}`` (a message).
-- ``openai.responses``: ``{"type": "function_call_output", "call_id", "output": str}``.
-- ``anthropic.messages``: ``{"type": "tool_result", "tool_use_id", "content", "is_error"}``,
-  a content BLOCK: put it in a ``role: "user"`` message (``result_messages`` does).
-- ``google.genai``: ``{"functionResponse": {"name", "response", "id"?}}``, a PART: put it
-  in a ``role: "user"`` content (``result_messages`` does). ``id`` only when the call had one.
+Each dialect builds its own (``Dialect.result_message``; its ``_request`` module says
+the shape): an OpenAI message or item, an Anthropic content BLOCK, a Google PART.
+``result_messages`` puts them in the messages to append (Anthropic and Google: one user
+message or content holding every result of the turn).
 
 Outputs that are not strings are JSON-encoded (``ensure_ascii=False``) where the API
 takes text. OpenAI has no error flag, so an error result is sent as the JSON text
@@ -17,10 +13,10 @@ takes text. OpenAI has no error flag, so an error result is sent as the JSON tex
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable
 from typing import Any
 
+from .dialects import TABLE
 from .model import ToolCall
 
 __all__ = ["result_message", "result_messages"]
@@ -28,37 +24,10 @@ __all__ = ["result_message", "result_messages"]
 
 def result_message(call: ToolCall, output: Any, *, is_error: bool = False) -> dict[str, Any]:
     """The item that answers ``call`` with ``output``, in the call's own dialect."""
-    dialect = call.dialect
-    if dialect == "openai.chat":
-        return {"role": "tool", "tool_call_id": call.call_id, "content": _openai(output, is_error)}
-    if dialect == "openai.responses":
-        return {
-            "type": "function_call_output",
-            "call_id": call.call_id,
-            "output": _openai(output, is_error),
-        }
-    if dialect == "anthropic.messages":
-        blocks = isinstance(output, list) and all(
-            isinstance(b, dict) and "type" in b for b in output
-        )
-        return {
-            "type": "tool_result",
-            "tool_use_id": call.call_id,
-            "content": output if blocks else _text(output),
-            "is_error": is_error,
-        }
-    if dialect == "google.genai":
-        if is_error:
-            response = (
-                output if isinstance(output, dict) and "error" in output else {"error": output}
-            )
-        else:
-            response = output if isinstance(output, dict) else {"output": output}
-        part: dict[str, Any] = {"name": call.name, "response": response}
-        if call.call_id is not None:
-            part["id"] = call.call_id
-        return {"functionResponse": part}
-    raise ValueError(f"call.dialect is {dialect!r}: cannot build a result for it")
+    entry = TABLE.get(call.dialect)
+    if entry is None:
+        raise ValueError(f"call.dialect is {call.dialect!r}: cannot build a result for it")
+    return entry.result_message(call, output, is_error)
 
 
 def result_messages(
@@ -81,21 +50,4 @@ def result_messages(
         raise ValueError(f"results from several dialects: {sorted(dialects)}")
     if not items:
         return []
-    dialect = dialects.pop()
-    if dialect == "anthropic.messages":
-        return [{"role": "user", "content": items}]
-    if dialect == "google.genai":
-        return [{"role": "user", "parts": items}]
-    return items
-
-
-def _text(output: Any) -> str:
-    if isinstance(output, str):
-        return output
-    return json.dumps(output, ensure_ascii=False, default=str)
-
-
-def _openai(output: Any, is_error: bool) -> str:
-    if is_error:
-        return json.dumps({"error": output}, ensure_ascii=False, default=str)
-    return _text(output)
+    return TABLE[dialects.pop()].result_messages(items)

@@ -9,7 +9,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from ._json import loads
-from .dialects import dialect_module
+from .dialects import dialect as dialect_entry
 from .model import Limits, Parsed, Problem, ToolCall
 from .sse import SSEEvent, SSEParser
 
@@ -56,7 +56,7 @@ class StreamParser:
         self.limits = limits or Limits()
         self._cap = self.limits.max_event_bytes
         self._sse = SSEParser(self._cap)
-        self._reducer = dialect_module(dialect).Reducer(self.limits)
+        self._reducer = dialect_entry(dialect).reducer(self.limits)
         self._fast: Callable[[bytes], bool] | None = getattr(self._reducer, "fast", None)
         self._faults: list[Problem] = []
         self._closed: Parsed | None = None
@@ -205,7 +205,7 @@ def parse_response(
 ) -> Parsed:
     """Parse one whole response: JSON or SSE bytes/text, a decoded dict, or an SDK object."""
     limits = limits or Limits()
-    module = dialect_module(dialect)
+    entry = dialect_entry(dialect)
     if isinstance(body, str):
         body = body.encode("utf-8")
     if isinstance(body, (bytes, bytearray, memoryview)):
@@ -219,7 +219,7 @@ def parse_response(
             decoded = loads(raw)
         except (ValueError, RecursionError) as exc:
             return Parsed(dialect, problems=(Problem("unexpected_shape", detail=f"body: {exc}"),))
-        return module.parse_body(decoded, limits, size=len(raw))
+        return entry.parse_body(decoded, limits, size=len(raw))
     if not isinstance(body, (Mapping, list)):
         dump = getattr(body, "model_dump", None)
         if dump is None:
@@ -228,4 +228,4 @@ def parse_response(
                 problems=(Problem("unexpected_shape", detail=f"body is {type(body).__name__}"),),
             )
         body = dump(mode="json", by_alias=True, exclude_none=True)
-    return module.parse_body(body, limits)
+    return entry.parse_body(body, limits)

@@ -23,8 +23,8 @@ from jsonschema.protocols import Validator
 from jsonschema.validators import validator_for
 
 from ._schema_check import Check, compile_check
+from .dialects import TABLE
 from .model import Problem, RequestInfo, ToolCall
-from .request import TOOL_NAME_RULES, valid_tool_name
 
 __all__ = ["validate"]
 
@@ -64,8 +64,9 @@ def validate(call: ToolCall, request_info: RequestInfo) -> list[Problem]:
     def problem(kind: str, detail: str) -> None:
         problems.append(Problem(kind, call.index, call.call_id, detail, call.name))
 
-    if dialect in TOOL_NAME_RULES and not valid_tool_name(call.name, dialect):
-        rule = TOOL_NAME_RULES[dialect].pattern
+    entry = TABLE.get(dialect)
+    if entry is not None and not entry.tool_name_rule.fullmatch(call.name):
+        rule = entry.tool_name_rule.pattern
         problem("invalid_tool_name", f"{call.name!r} does not match {rule} ({dialect})")
     if not request_info.tools:
         return problems

@@ -68,11 +68,6 @@ def call_rows(
     scenes = scenario_of or {}
     rows = []
     with_span: set[str] = set()
-    provider_of = {  # inference span -> its gen_ai.provider.name, for the spanless calls
-        s.context.span_id: str((s.attributes or {}).get(sc.GEN_AI_PROVIDER_NAME))
-        for s in spans
-        if s.context is not None and (s.attributes or {}).get(sc.GEN_AI_PROVIDER_NAME)
-    }
     for span in sorted(spans, key=lambda s: s.start_time or 0):
         attrs = span.attributes or {}
         if attrs.get(sc.GEN_AI_OPERATION_NAME) != sc.OPERATION_EXECUTE_TOOL:
@@ -93,16 +88,23 @@ def call_rows(
                 f"{elapsed} until flush" if outcome == sc.RESULT_ORPHANED else elapsed,
             )
         )
+    # A broken call's provider: its inference span's, else what its dialect tells.
+    provider_of_span = {
+        s.context.span_id: str(name)
+        for s in spans
+        if s.context is not None
+        and (name := (s.attributes or {}).get(sc.GEN_AI_PROVIDER_NAME)) is not None
+    }
     for event in problems:
         p = event.problem
         if p.call_index is None or (p.call_id is not None and p.call_id in with_span):
             continue
         context = event.span_context
+        provider = provider_of_span.get(context.span_id) if context is not None else None
         rows.append(
             Row(
                 scenes.get(context.trace_id, "?") if context is not None else "?",
-                (provider_of.get(context.span_id) if context is not None else None)
-                or sc.provider_name(event.dialect),
+                provider or sc.provider_name(event.dialect),
                 p.name or "?",
                 p.call_id or "(no id)",
                 p.kind,

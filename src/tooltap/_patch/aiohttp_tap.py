@@ -32,7 +32,8 @@ from .._quietly import quietly
 from .._telemetry.operation import current_operation
 from .._telemetry.telemetry import Telemetry, get_telemetry
 from .exchange import Exchange, begin, in_send
-from .sdk_common import Patch, PatchSet, arg
+from .patchset import Patch, PatchSet
+from .sdk_common import arg
 from .tap_stream import Mode, TapState
 
 if TYPE_CHECKING:  # aiohttp and yarl are imported by the app, never by tooltap's import

@@ -7,15 +7,13 @@ request; each tap settles the response its own library returns.
 
 from __future__ import annotations
 
-import dataclasses
 import json
-import re
 from contextvars import ContextVar, Token
 from typing import Any, Final
 
 from opentelemetry import context, trace
 
-from .._core.detect import google_streaming
+from .._core.dialects import TABLE
 from .._core.errors import classify_error
 from .._core.model import RequestInfo
 from .._core.request import parse_request
@@ -25,7 +23,6 @@ from .._telemetry.telemetry import Telemetry
 
 __all__ = ["Exchange", "begin", "in_send", "json_body", "request_content"]
 
-_GOOGLE_MODEL: Final = re.compile(r"/models/([^/:]+):")
 _DEFAULT_PORTS: Final = {"https": 443, "http": 80}
 
 #: True while the httpx tap records an async send: a transport below httpx that sends through
@@ -86,10 +83,7 @@ def begin(tel: Telemetry, request: Any, dialect: str) -> Exchange:
         info = prepared
     else:
         info = parse_request(content, dialect) if content else RequestInfo(dialect)
-    if dialect == "google.genai":
-        match = _GOOGLE_MODEL.search(path)
-        model = info.model or (match.group(1) if match else None)
-        info = dataclasses.replace(info, model=model, stream=google_streaming(path))
+    info = TABLE[dialect].from_path(info, path)
     host: str = url.host
     port = url.port or _DEFAULT_PORTS.get(url.scheme)
     owned = op is None or op.ended

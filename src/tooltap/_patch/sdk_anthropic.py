@@ -44,7 +44,8 @@ from .._core.model import ErrorClass
 from .._quietly import quietly
 from .._telemetry.operation import Operation
 from .._telemetry.telemetry import Telemetry
-from .sdk_common import Call, Patch, PatchSet, arg, describe_body, wrappers
+from .patchset import Patch, PatchSet
+from .sdk_common import Call, arg, describe_body, wrappers
 
 __all__ = ["PATCHES", "install", "uninstall"]
 

@@ -1,4 +1,4 @@
-"""What the three SDK layers share: lazy patches, one wrapper pair, request attributes.
+"""What the three SDK layers share: one wrapper pair, request attributes (patches: ``patchset``).
 
 Each SDK module names the method that is *one logical call* in that SDK (the funnel
 below every public helper and above the retry loop) and a ``describe`` function
@@ -19,7 +19,6 @@ wrapt wrappers, which run the call inside one :class:`Operation`:
 from __future__ import annotations
 
 import logging
-import sys
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from contextvars import ContextVar, Token
 from dataclasses import dataclass, field
@@ -27,11 +26,11 @@ from functools import lru_cache
 from typing import Any, Final
 from urllib.parse import urlsplit
 
-import wrapt
 from opentelemetry.instrumentation.utils import is_instrumentation_enabled
 from opentelemetry.util.types import AttributeValue
 
 from .._core.detect import detect_dialect
+from .._core.dialects import TABLE
 from .._quietly import quietly
 from .._telemetry import semconv as sc
 from .._telemetry.operation import Operation, current_operation
@@ -40,8 +39,6 @@ from .._telemetry.telemetry import Telemetry, get_telemetry
 __all__ = [
     "Call",
     "Describe",
-    "Patch",
-    "PatchSet",
     "arg",
     "describe_body",
     "parse_scope",
@@ -244,35 +241,22 @@ def _server_of(url: str) -> tuple[str | None, int | None]:
 
 _Path = tuple[str, ...]
 
+#: The ``gen_ai.request.*`` attributes a dialect's ``request_params`` may name, by suffix.
+_REQUEST_ATTRIBUTES: Final = {
+    name.removeprefix("gen_ai.request."): name
+    for name in (
+        sc.GEN_AI_REQUEST_MAX_TOKENS,
+        sc.GEN_AI_REQUEST_TEMPERATURE,
+        sc.GEN_AI_REQUEST_TOP_P,
+        sc.GEN_AI_REQUEST_TOP_K,
+        sc.GEN_AI_REQUEST_SEED,
+        sc.GEN_AI_REQUEST_STOP_SEQUENCES,
+    )
+}
 #: Per dialect: semconv request attribute -> where the request body keeps it (first found).
 _PARAMS: Final[dict[str, dict[str, tuple[_Path, ...]]]] = {
-    "openai.chat": {
-        sc.GEN_AI_REQUEST_MAX_TOKENS: (("max_completion_tokens",), ("max_tokens",)),
-        sc.GEN_AI_REQUEST_TEMPERATURE: (("temperature",),),
-        sc.GEN_AI_REQUEST_TOP_P: (("top_p",),),
-        sc.GEN_AI_REQUEST_STOP_SEQUENCES: (("stop",),),
-        sc.GEN_AI_REQUEST_SEED: (("seed",),),
-    },
-    "openai.responses": {
-        sc.GEN_AI_REQUEST_MAX_TOKENS: (("max_output_tokens",),),
-        sc.GEN_AI_REQUEST_TEMPERATURE: (("temperature",),),
-        sc.GEN_AI_REQUEST_TOP_P: (("top_p",),),
-    },
-    "anthropic.messages": {
-        sc.GEN_AI_REQUEST_MAX_TOKENS: (("max_tokens",),),
-        sc.GEN_AI_REQUEST_TEMPERATURE: (("temperature",),),
-        sc.GEN_AI_REQUEST_TOP_P: (("top_p",),),
-        sc.GEN_AI_REQUEST_TOP_K: (("top_k",),),
-        sc.GEN_AI_REQUEST_STOP_SEQUENCES: (("stop_sequences",),),
-    },
-    "google.genai": {
-        sc.GEN_AI_REQUEST_MAX_TOKENS: (("generationConfig", "maxOutputTokens"),),
-        sc.GEN_AI_REQUEST_TEMPERATURE: (("generationConfig", "temperature"),),
-        sc.GEN_AI_REQUEST_TOP_P: (("generationConfig", "topP"),),
-        sc.GEN_AI_REQUEST_TOP_K: (("generationConfig", "topK"),),
-        sc.GEN_AI_REQUEST_SEED: (("generationConfig", "seed"),),
-        sc.GEN_AI_REQUEST_STOP_SEQUENCES: (("generationConfig", "stopSequences"),),
-    },
+    d.name: {_REQUEST_ATTRIBUTES[k]: paths for k, paths in d.request_params.items()}
+    for d in TABLE.values()
 }
 
 
@@ -338,99 +322,3 @@ def observed(host: str | None, url: str) -> bool:
     """Whether the ``hosts`` / ``exclude`` options let tooltap observe a call to ``host``."""
     tel = get_telemetry()
     return tel is None or tel.config.observes(host, urlsplit(url).path)
-
-
-# --- lazy patching ---------------------------------------------------------------------
-
-
-@dataclass(frozen=True, slots=True)
-class Patch:
-    """One wrapt wrapper for ``module``'s ``target`` (``"Class.method"``); ``fallback``:
-    the same funnel under the name an older major of the SDK gives it."""
-
-    module: str
-    target: str
-    wrapper: Callable[..., Any]
-    fallback: str | None = None
-
-
-class PatchSet:
-    """One SDK's patches: applied when (and if) its modules are imported, undone on demand.
-
-    Importing tooltap imports no SDK: a post-import hook applies the patches when
-    the app imports the module (at once if it already has). A target missing from
-    the installed version (and its fallback) is skipped with one WARNING, never raised:
-    that SDK's calls are then seen by the transport taps only.
-    """
-
-    def __init__(self, patches: Sequence[Patch]) -> None:
-        self._patches = tuple(patches)
-        self._handles: dict[Patch, object] = {}
-        self._hooked: set[str] = set()
-        self._active = False
-        self._paths: dict[Patch, str] = {}  # the path each applied patch wrapped
-        self._warned: set[Patch] = set()
-
-    def install(self) -> None:
-        """Patch now what is imported, and the rest when it is imported."""
-        self._active = True
-        for name in dict.fromkeys(p.module for p in self._patches):
-            module = sys.modules.get(name)
-            if module is not None:
-                self._apply(module)
-            if name not in self._hooked:
-                self._hooked.add(name)
-                wrapt.register_post_import_hook(self._apply, name)
-
-    def uninstall(self) -> None:
-        """Remove our wrappers (only ours); the import hooks stay but do nothing."""
-        self._active = False
-        for patch, handle in list(self._handles.items()):
-            module = sys.modules.get(patch.module)
-            if module is not None:
-                path = self._paths.get(patch, patch.target)
-                quietly(wrapt.unwrap_object, module, path, handle, missing_ok=True)
-            del self._handles[patch]
-
-    @property
-    def applied(self) -> tuple[str, ...]:
-        """The ``module:target`` of every patch in place (for tests and diagnostics)."""
-        return tuple(f"{p.module}:{self._paths.get(p, p.target)}" for p in self._handles)
-
-    def _apply(self, module: Any) -> None:
-        if not self._active:
-            return
-        for patch in self._patches:
-            if patch.module != module.__name__ or patch in self._handles:
-                continue
-            path = _resolvable(module, patch.target, patch.fallback)
-            if path is None:
-                if patch not in self._warned:
-                    self._warned.add(patch)
-                    package = sys.modules.get(module.__name__.split(".")[0])
-                    version = getattr(package, "__version__", "?")
-                    _log.warning(
-                        "tooltap: %s.%s not found (version %s); its calls are seen by the "
-                        "transport taps only",
-                        patch.module,
-                        patch.target,
-                        version,
-                    )
-                continue
-            handle = quietly(wrapt.wrap_function_wrapper, module, path, patch.wrapper)
-            if handle is not None:
-                self._handles[patch] = handle
-                self._paths[patch] = path
-
-
-def _resolvable(module: Any, *paths: str | None) -> str | None:
-    """The first of ``paths`` that names an attribute of ``module``."""
-    for path in paths:
-        if path is None:
-            continue
-        try:
-            wrapt.resolve_path(module, path)
-        except (AttributeError, wrapt.PathResolutionError):
-            continue
-        return path
-    return None

@@ -25,10 +25,9 @@ from urllib.parse import urlsplit
 from .._core.detect import detect_dialect
 from .._telemetry import semconv as sc
 from .._telemetry.telemetry import Telemetry
+from .patchset import Patch, PatchSet
 from .sdk_common import (
     Call,
-    Patch,
-    PatchSet,
     arg,
     observed,
     parse_scope_wrappers,

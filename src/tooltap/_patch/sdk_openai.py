@@ -33,7 +33,8 @@ from opentelemetry.trace import Span, SpanKind
 from .._telemetry import semconv as sc
 from .._telemetry.operation import Operation
 from .._telemetry.telemetry import Telemetry
-from .sdk_common import Call, Patch, PatchSet, arg, describe_body, wrappers
+from .patchset import Patch, PatchSet
+from .sdk_common import Call, arg, describe_body, wrappers
 
 __all__ = ["PATCHES", "foreign_inference_span", "install", "uninstall"]
 

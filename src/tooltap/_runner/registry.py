@@ -7,13 +7,15 @@ import inspect
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any, TypeVar, overload
 
-from .._core.model import DIALECTS, Parsed, RequestInfo, ToolCall
-from .._core.request import TOOL_NAME_RULES, valid_tool_name
+from .._core.dialects import DIALECTS, TABLE, valid_tool_name
+from .._core.dialects import dialect as dialect_entry
+from .._core.model import Parsed, RequestInfo, ToolCall
 from .inflight import InFlight
 from .ledger import Ledger, MemoryLedger
 from .outcome import TurnResult
 from .policy import NO_RETRY, RetryPolicy
-from .run import Turn, history_position, run_turn
+from .position import history_position
+from .run import Turn, run_turn
 from .schema import schema_from_signature
 from .tool import Tool
 
@@ -26,7 +28,7 @@ def check_tool_name(name: str) -> str:
     """Return ``name`` if every provider accepts it; ValueError saying which rule it breaks."""
     rejected = [d for d in DIALECTS if not (isinstance(name, str) and valid_tool_name(name, d))]
     if rejected:
-        rules = ", ".join(f"{d}: {TOOL_NAME_RULES[d].pattern}" for d in rejected)
+        rules = ", ".join(f"{d}: {TABLE[d].tool_name_rule.pattern}" for d in rejected)
         raise ValueError(
             f"invalid tool name {name!r}: use 1-64 ASCII letters, digits, '_' or '-', "
             f"starting with a letter or '_' (rejected by {rules})"
@@ -169,22 +171,7 @@ class ToolRegistry:
 
     def declarations(self, dialect: str) -> list[dict[str, Any]]:
         """The request's ``tools`` value for ``dialect``, one entry per tool (Google: one)."""
-        tools = list(self._tools.values())
-        if dialect == "openai.chat":
-            return [
-                {"type": "function", "function": _described(t, parameters=t.schema)} for t in tools
-            ]
-        if dialect == "openai.responses":
-            return [
-                {"type": "function", **_described(t, parameters=t.schema), "strict": False}
-                for t in tools
-            ]
-        if dialect == "anthropic.messages":
-            return [_described(t, input_schema=t.schema) for t in tools]
-        if dialect == "google.genai":
-            decls = [_described(t, parametersJsonSchema=t.schema) for t in tools]
-            return [{"functionDeclarations": decls}] if decls else []
-        raise ValueError(f"unknown dialect {dialect!r}; expected one of {DIALECTS}")
+        return dialect_entry(dialect).declarations(list(self._tools.values()))
 
     def request_info(self, dialect: str) -> RequestInfo:
         """What a request built from :meth:`declarations` declares, for validation."""
@@ -248,12 +235,3 @@ class ToolRegistry:
                 history=history,
             )
         )
-
-
-def _described(tool: Tool, **schema: Any) -> dict[str, Any]:
-    """``name``, ``description`` (if any) and the dialect's schema key."""
-    out: dict[str, Any] = {"name": tool.name}
-    if tool.description:
-        out["description"] = tool.description
-    out.update(schema)
-    return out

@@ -3,31 +3,30 @@
 from __future__ import annotations
 
 import asyncio
-import contextlib
-import contextvars
 import dataclasses
 import hashlib
 import inspect
 import json
 import logging
-import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import Future
 from dataclasses import dataclass
 from typing import Any, Final, TypeVar
 
-from .._core.model import PROVIDER_OF, Parsed, Problem, RequestInfo, ToolCall
+from .._core.dialects import provider_of
+from .._core.model import Parsed, Problem, RequestInfo, ToolCall
 from .._core.results import result_messages
 from .._core.validate import validate
 from ._observe import note_in_doubt, note_replay, observed
 from .inflight import InFlight
+from .invoke import MAX_ERROR_TEXT, TimedOut, invoke
 from .ledger import Ledger, LedgerEntry, MemoryLedger
 from .outcome import Outcome, TurnResult
 from .policy import ToolError
 from .tool import Tool
 
-__all__ = ["Turn", "history_position", "run_turn"]
+__all__ = ["Turn", "run_turn"]
 
 _log = logging.getLogger("tooltap.runner")
 
@@ -35,11 +34,8 @@ _log = logging.getLogger("tooltap.runner")
 _UNPARSED_KINDS: Final = frozenset(
     {"invalid_json", "truncated_json", "unexpected_shape", "oversized_arguments"}
 )
-_MAX_ERROR_TEXT: Final = 500
 #: Polling of a peer's pending ledger entry: first wait, growth, longest wait (seconds).
 _POLL: Final = (0.002, 1.5, 0.05)
-#: Roles of the model's own turns in a request's history (Google, and the others).
-_MODEL_ROLES: Final = frozenset({"model", "assistant"})
 
 T = TypeVar("T")
 
@@ -55,38 +51,6 @@ class Turn:
     peer_wait: float
     #: Where the response's model turn sits in its conversation (id-less calls' key).
     position: str | None = None
-
-
-def history_position(conversation_id: str | None, history: Sequence[Any] | None) -> str | None:
-    """The model turn's place: ``<conversation>/<turn index>``, or a digest of the history.
-
-    ``history`` is the request's conversation (contents/messages) that produced the
-    response; the turn index is the number of model turns in it. Without a
-    conversation id, the history's digest stands for the conversation, so two
-    conversations identical up to that turn share the position.
-    """
-    if history is None:
-        return None
-    turn = sum(1 for item in history if _role(item) in _MODEL_ROLES)
-    if conversation_id is not None:
-        return f"{conversation_id}/{turn}"
-    canonical = json.dumps([_plain(item) for item in history], sort_keys=True, default=str)
-    return f"h{hashlib.sha256(canonical.encode()).hexdigest()[:24]}/{turn}"
-
-
-def _role(item: Any) -> Any:
-    return item.get("role") if isinstance(item, Mapping) else getattr(item, "role", None)
-
-
-def _plain(item: Any) -> Any:
-    """A JSON-able form of one history item (SDK models through ``model_dump``)."""
-    dump = getattr(item, "model_dump", None)
-    if callable(dump):
-        try:
-            return dump(exclude_none=True, mode="json")
-        except Exception:  # noqa: BLE001 - fall back to its text
-            return str(item)
-    return item
 
 
 async def run_turn(
@@ -150,7 +114,7 @@ def _gather(
         for p in calls.problems:
             if p.kind in _UNPARSED_KINDS and p.name and (p.call_id not in seen or not p.call_id):
                 index = p.call_index if p.call_index is not None else len(todo)
-                provider = PROVIDER_OF.get(calls.dialect, "")
+                provider = provider_of(calls.dialect)
                 stub = ToolCall(p.name, {}, provider, p.call_id, index, p.received, calls.dialect)
                 todo.append((stub, (p,)))
                 seen.add(p.call_id)
@@ -167,7 +131,7 @@ def _gather(
 
 
 def _validation_problems(tool: Tool, call: ToolCall, info: RequestInfo) -> tuple[Problem, ...]:
-    """Schema problems (``tooltap.validate``), else arguments the handler cannot take."""
+    """Schema problems (``tooltap.core.validate``), else arguments the handler cannot take."""
     problems = tuple(validate(call, info))
     if problems:
         return problems
@@ -364,10 +328,6 @@ def _answer(call: ToolCall, entry: LedgerEntry | None) -> Outcome:
     return Outcome(call, "replayed", entry.output, entry.is_error, entry.error_type)
 
 
-class _TimedOut(Exception):
-    """An attempt outlived the tool's ``timeout`` (distinct from a handler's TimeoutError)."""
-
-
 async def _attempts(
     tool: Tool,
     call: ToolCall,
@@ -383,7 +343,7 @@ async def _attempts(
             attempts += 1
             start = time.perf_counter()
             try:
-                output = await _invoke(tool, call.args, threaded, late)
+                output = await invoke(tool, call.args, threaded, late)
             except ToolError as exc:
                 spent += time.perf_counter() - start
                 failure: Exception = exc
@@ -392,14 +352,14 @@ async def _attempts(
             except Exception as exc:  # noqa: BLE001 - the model gets a message instead
                 spent += time.perf_counter() - start
                 failure = exc
-                if isinstance(exc, _TimedOut):
+                if isinstance(exc, TimedOut):
                     text, error_type = f"The tool {call.name!r} {exc}", "timeout"
                     if tool.side_effects:
                         span.in_doubt("timeout")
                         break
                 else:
                     text = f"The tool {call.name!r} failed: {type(exc).__name__}: {exc}"
-                    text, error_type = text[:_MAX_ERROR_TEXT], type(exc).__name__
+                    text, error_type = text[:MAX_ERROR_TEXT], type(exc).__name__
                 delay = next(delays, None)
                 if delay is None:
                     break
@@ -411,125 +371,9 @@ async def _attempts(
                 return Outcome(call, "ok", output, attempts=attempts, duration=spent)
         span.record(text, is_error=True, attempts=attempts, error_type=error_type)
     _log.debug("tooltap: tool %s failed", call.name, exc_info=failure)
-    if isinstance(failure, _TimedOut) and tool.side_effects:
+    if isinstance(failure, TimedOut) and tool.side_effects:
         text += "; whether it took effect is unknown, so it was not repeated."
         return Outcome(call, "in_doubt", text, True, "in_doubt", attempts, spent, exception=failure)
     return Outcome(
         call, "error", text, True, error_type, attempts=attempts, duration=spent, exception=failure
     )
-
-
-async def _invoke(
-    tool: Tool,
-    args: dict[str, Any],
-    threaded: bool,
-    late: Callable[[LedgerEntry], None] | None,
-) -> Any:
-    """Call the handler with ``args`` as keywords; sync ones in a thread when ``threaded``.
-
-    Under a ``timeout``, an async handler is cancelled when it expires; a sync one runs
-    in its own daemon thread that is no longer waited for (it cannot be killed).
-    """
-    if tool.timeout is not None:
-        if tool.is_async:
-            return await _bounded(tool.handler(**args), tool.timeout)
-        return await _in_own_thread(tool, args, tool.timeout, late)
-    if tool.is_async:
-        return await tool.handler(**args)
-    if threaded:
-        result = await asyncio.to_thread(tool.handler, **args)
-    else:
-        result = tool.handler(**args)
-    if inspect.isawaitable(result):
-        result = await result
-    return result
-
-
-async def _bounded(awaitable: Any, timeout: float) -> Any:
-    """Await ``awaitable``, cancelling it after ``timeout`` seconds (then ``_TimedOut``)."""
-    task = asyncio.ensure_future(awaitable)
-    try:
-        done, _ = await asyncio.wait({task}, timeout=timeout)
-    except asyncio.CancelledError:
-        task.cancel()
-        raise
-    if not done:
-        task.cancel()
-        task.add_done_callback(_consume)
-        raise _TimedOut(f"did not finish within {timeout:g} s")
-    return task.result()
-
-
-def _consume(task: asyncio.Future[Any]) -> None:
-    if not task.cancelled():
-        task.exception()
-
-
-class _Worker:
-    """One sync handler run in its own thread, which the caller may stop waiting for."""
-
-    __slots__ = ("abandoned", "error", "finished", "lock", "result", "wake")
-
-    def __init__(self) -> None:
-        self.lock = threading.Lock()
-        self.finished = False
-        self.abandoned = False
-        self.result: Any = None
-        self.error: BaseException | None = None
-        self.wake = asyncio.Event()
-
-
-async def _in_own_thread(
-    tool: Tool,
-    args: dict[str, Any],
-    timeout: float,
-    late: Callable[[LedgerEntry], None] | None,
-) -> Any:
-    """Run a sync handler in a daemon thread; stop waiting after ``timeout`` seconds.
-
-    A side-effecting run that finishes after that records its outcome through ``late``.
-    """
-    loop = asyncio.get_running_loop()
-    worker = _Worker()
-    context = contextvars.copy_context()
-
-    def work() -> None:
-        try:
-            worker.result = context.run(tool.handler, **args)
-        except BaseException as exc:  # noqa: BLE001 - handed to the waiting side
-            worker.error = exc
-        with worker.lock:
-            worker.finished = True
-            abandoned = worker.abandoned
-        if not abandoned:
-            with contextlib.suppress(RuntimeError):  # the loop has closed meanwhile
-                loop.call_soon_threadsafe(worker.wake.set)
-        elif late is not None:
-            late(_late_entry(tool, worker))
-
-    threading.Thread(target=work, name=f"tooltap-{tool.name}", daemon=True).start()
-    try:
-        await asyncio.wait_for(worker.wake.wait(), timeout)
-    except asyncio.CancelledError:
-        with worker.lock:
-            worker.abandoned = not worker.finished
-        raise
-    except TimeoutError:
-        with worker.lock:
-            worker.abandoned = not worker.finished
-        if worker.abandoned:
-            raise _TimedOut(f"did not finish within {timeout:g} s") from None
-    if worker.error is not None:
-        raise worker.error
-    result = worker.result
-    if inspect.isawaitable(result):
-        result = await result
-    return result
-
-
-def _late_entry(tool: Tool, worker: _Worker) -> LedgerEntry:
-    if worker.error is None:
-        return LedgerEntry("done", tool.name, worker.result)
-    error = worker.error
-    text = f"The tool {tool.name!r} failed: {type(error).__name__}: {error}"[:_MAX_ERROR_TEXT]
-    return LedgerEntry("done", tool.name, text, True, type(error).__name__)

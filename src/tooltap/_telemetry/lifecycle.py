@@ -38,7 +38,8 @@ from typing import Any, Final
 from opentelemetry import trace
 from opentelemetry.trace import Span, SpanContext, SpanKind, Status, StatusCode, Tracer
 
-from .._core.model import PROVIDER_OF, Problem, ToolCall, ToolResultRef
+from .._core.dialects import provider_of
+from .._core.model import Problem, ToolCall, ToolResultRef
 from .._forks import in_child, new_lock
 from . import semconv as sc
 from .callids import Bounded, call_key
@@ -158,7 +159,7 @@ class Lifecycle:
             return None
         index = -1 if problem.call_index is None else problem.call_index
         if problem.kind in BROKEN_CALL_KINDS:
-            stand_in = ToolCall(problem.name or "", {}, PROVIDER_OF.get(dialect, ""), call_id,
+            stand_in = ToolCall(problem.name or "", {}, provider_of(dialect), call_id,
                                 index, problem.received, dialect)  # fmt: skip
             return self.received(stand_in, parent=parent, provider=provider, label=label,
                                  outcome=problem.kind, broken=True,

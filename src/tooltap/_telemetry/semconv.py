@@ -7,8 +7,9 @@ unit suffix, ``_total`` on counters); ``PROMETHEUS_NAMES`` lists them for dashbo
 
 from __future__ import annotations
 
-import re
 from typing import Final
+
+from .._core.dialects import TABLE
 
 SCHEMA_URL: Final = "https://opentelemetry.io/schemas/gen-ai-dev/1.42.0-dev"
 INSTRUMENTATION_NAME: Final = "tooltap"
@@ -160,12 +161,6 @@ TOKEN_BUCKETS: Final = (
     1, 4, 16, 64, 256, 1024, 4096, 16384, 65536, 262144, 1048576, 4194304, 16777216, 67108864,
 )  # fmt: skip
 
-_PROVIDER_OF_DIALECT: Final = {
-    "openai.chat": "openai",
-    "openai.responses": "openai",
-    "anthropic.messages": "anthropic",
-}
-
 
 def provider_of_family(family: str) -> str:
     """``gen_ai.provider.name`` of a ``ToolCall.provider`` family (``google``: backend unknown)."""
@@ -173,33 +168,17 @@ def provider_of_family(family: str) -> str:
 
 
 def operation_name(dialect: str) -> str:
-    """``gen_ai.operation.name`` of a dialect: ``chat``, or ``generate_content`` for Google."""
-    return OPERATION_GENERATE_CONTENT if dialect == "google.genai" else OPERATION_CHAT
-
-
-#: Vertex AI paths: ``/v1/projects/{p}/locations/{l}/...`` and ``.../publishers/google/models/``.
-_VERTEX_PATH: Final = re.compile(r"/publishers/google/models/|/projects/[^/]+/locations/[^/]+/")
-#: Gemini API paths: ``/{v1|v1beta|v1alpha...}/{models|tunedModels}/{model}:{method}``.
-_GEMINI_PATH: Final = re.compile(r"/v\d+(?:alpha|beta)?\d*/(?:models|tunedModels)/[^/:]+:")
+    """``gen_ai.operation.name`` of a dialect (``chat``, ``generate_content`` for Google)."""
+    entry = TABLE.get(dialect)
+    return OPERATION_CHAT if entry is None else entry.operation_name
 
 
 def provider_name(dialect: str, host: str | None = None, path: str | None = None) -> str:
-    """``gen_ai.provider.name``; Google's backend is told by host, then by the path's form.
-
-    Vertex AI: host ``*aiplatform.googleapis.com`` or a Vertex path; Gemini API: host
-    ``generativelanguage.googleapis.com`` or a Gemini path on any host (a proxy, the
-    simulator); ``gcp.gen_ai`` only when neither can be told.
-    """
-    known = _PROVIDER_OF_DIALECT.get(dialect)
-    if known is not None:
-        return known
-    host = (host or "").lower().rstrip(".")
-    path = path or ""
-    if host.endswith("aiplatform.googleapis.com") or _VERTEX_PATH.search(path):
-        return "gcp.vertex_ai"
-    if host.endswith("generativelanguage.googleapis.com") or _GEMINI_PATH.search(path):
-        return "gcp.gemini"
-    return "gcp.gen_ai"
+    """``gen_ai.provider.name`` of a request; the dialect tells it from host and path
+    (Google's backends: Vertex AI, the Gemini API, ``gcp.gen_ai`` when neither is told);
+    an unknown dialect is its own name."""
+    entry = TABLE.get(dialect)
+    return dialect if entry is None else entry.provider_name(host, path)
 
 
 _FINISH_REASONS: Final = {

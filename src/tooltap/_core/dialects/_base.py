@@ -1,13 +1,18 @@
-"""The shape every dialect module follows: a stream reducer and a whole-body parser."""
+"""The shape of a dialect: a ``Dialect`` entry of the table, and its stream reducer."""
 
 from __future__ import annotations
 
+import re
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any, Protocol
 
-from ..model import Limits, Parsed, ToolCall
+from ..model import Limits, Parsed, RequestInfo, ToolCall
 from ..sse import SSEEvent
+from ._content import Message, Part
+from ._request import DeclaredTool, Reader
 
-__all__ = ["DialectModule", "Reducer"]
+__all__ = ["BodyParser", "DeclaredTool", "Dialect", "Reducer", "always", "unchanged"]
 
 
 class Reducer(Protocol):
@@ -28,14 +33,68 @@ class Reducer(Protocol):
         ...
 
 
-class DialectModule(Protocol):
-    """A dialect file exposes ``Reducer`` and ``parse_body``."""
+class BodyParser(Protocol):
+    """Parse one whole, decoded JSON body (a Mapping, or a list for Google arrays).
 
-    Reducer: type[Reducer]
+    ``size``: the body's encoded length, when it was decoded from bytes.
+    """
 
-    def parse_body(self, body: Any, limits: Limits, *, size: int | None = None) -> Parsed:
-        """Parse one whole, decoded JSON body (a Mapping, or a list for Google arrays).
+    def __call__(self, body: Any, limits: Limits, *, size: int | None = None) -> Parsed: ...
 
-        ``size``: the body's encoded length, when it was decoded from bytes.
-        """
-        ...
+
+@dataclass(frozen=True, slots=True, kw_only=True, eq=False)
+class Dialect:
+    """Everything tooltap knows of one wire dialect; every field is required and pure."""
+
+    #: ``Parsed.dialect`` / ``ToolCall.dialect`` (``openai.chat``...).
+    name: str
+    #: Provider family: ``ToolCall.provider``.
+    provider: str
+    #: Request paths (query and trailing ``/`` removed) of this dialect end with one of these.
+    path_suffixes: tuple[str, ...]
+    #: Whether a path ending in one of ``path_suffixes`` is this dialect's after all.
+    claims_path: Callable[[str], bool]
+    #: Keys every request body holds (any one of each group), for ``plausible_request``.
+    body_keys: tuple[tuple[bytes, ...], ...]
+    #: Whether ``"stream": true`` in the body asks for a stream (else the path tells).
+    body_streams: bool
+    #: Reads declared tools, ``tool_choice`` and new tool results into a ``Reader``.
+    read_request: Callable[[Reader, Mapping[str, Any]], None]
+    #: What the request path adds to a ``RequestInfo`` (Google: the model, streaming).
+    from_path: Callable[[RequestInfo, str], RequestInfo]
+    #: Folds a streamed response into calls.
+    reducer: type[Reducer]
+    #: Parses a whole response body.
+    parse_body: BodyParser
+    #: The item answering ``(call, output, is_error)``.
+    result_message: Callable[[ToolCall, Any, bool], dict[str, Any]]
+    #: Result items of one turn as the messages to append.
+    result_messages: Callable[[list[dict[str, Any]]], list[dict[str, Any]]]
+    #: The request's ``tools`` value declaring these tools.
+    declarations: Callable[[Sequence[DeclaredTool]], list[dict[str, Any]]]
+    #: A request body's messages as semconv ``[{role, parts}]``.
+    input_messages: Callable[[Mapping[str, Any]], list[Message]]
+    #: The text and reasoning parts of a whole response body.
+    output_text: Callable[[Mapping[str, Any]], list[Part]]
+    #: A stream's event payloads as the whole body that would carry its text (or None).
+    streamed_body: Callable[[Sequence[Mapping[str, Any]]], dict[str, Any] | None]
+    #: The request's declared function tools as ``gen_ai.tool.definitions`` items.
+    tool_definitions: Callable[[Mapping[str, Any]], list[dict[str, Any] | None]]
+    #: ``gen_ai.request.<suffix>`` -> where the body keeps it (key paths, first found).
+    request_params: Mapping[str, tuple[tuple[str, ...], ...]]
+    #: ``gen_ai.provider.name`` given the request's host and path (either may be None).
+    provider_name: Callable[[str | None, str | None], str]
+    #: ``gen_ai.operation.name``.
+    operation_name: str
+    #: The tool-name rule the provider documents (a full match is valid).
+    tool_name_rule: re.Pattern[str]
+
+
+def always(path: str) -> bool:
+    """``claims_path`` of a dialect whose path suffixes are enough."""
+    return True
+
+
+def unchanged(info: RequestInfo, path: str) -> RequestInfo:
+    """``from_path`` of a dialect whose path adds nothing."""
+    return info

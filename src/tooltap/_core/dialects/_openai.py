@@ -12,12 +12,13 @@ from typing import Any, Final
 
 from .._json import loads
 from ..args import coerce_args, decode_arguments
-from ..model import PROVIDER_OF, Limits, Parsed, Problem, ToolCall, Usage
+from ..model import Limits, Parsed, Problem, ToolCall, Usage
 from ..sse import SSEEvent
 from ._fragments import Fragments
 
 __all__ = [
     "NOT_JSON",
+    "PROVIDER",
     "Collector",
     "PendingCall",
     "error_detail",
@@ -27,6 +28,8 @@ __all__ = [
     "usage_of",
 ]
 
+#: Provider family of both OpenAI dialects (``ToolCall.provider``).
+PROVIDER: Final = "openai"
 #: Returned by ``load_event`` for data that is not JSON.
 NOT_JSON: Final = object()
 _PREVIEW: Final = 256
@@ -212,7 +215,7 @@ class Collector:
         tc = ToolCall(
             call.name or "",
             result,
-            PROVIDER_OF[self.dialect],
+            PROVIDER,
             call.call_id,
             len(self.calls),
             raw,

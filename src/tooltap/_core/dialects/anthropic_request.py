@@ -1,0 +1,242 @@
+"""Anthropic Messages, request side: read a request, answer calls, declare tools.
+
+A result is ``{"type": "tool_result", "tool_use_id", "content", "is_error"}``, a content
+BLOCK: the results of one turn go in ONE ``role: "user"`` message (``result_messages``).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from typing import Any, Final
+
+from ..model import ToolCall
+from ._content import Message, Part, definition, text_parts, tools_of
+from ._request import Call, DeclaredTool, Reader, assistant, described, items, result_text, tail
+
+__all__ = [
+    "REQUEST_PARAMS",
+    "TOOL_NAME_RULE",
+    "claims_path",
+    "declarations",
+    "input_messages",
+    "output_text",
+    "provider_name",
+    "read_request",
+    "result_message",
+    "result_messages",
+    "streamed_body",
+    "tool_definitions",
+]
+
+#: ``^[a-zA-Z0-9_-]{1,64}$`` (Anthropic's tool-use docs; some gateways allow 128, we keep
+#: the documented 64).
+TOOL_NAME_RULE: Final = re.compile(r"[A-Za-z0-9_-]{1,64}")
+#: ``gen_ai.request.<suffix>`` -> where the body keeps it (first found).
+REQUEST_PARAMS: Final = {
+    "max_tokens": (("max_tokens",),),
+    "temperature": (("temperature",),),
+    "top_p": (("top_p",),),
+    "top_k": (("top_k",),),
+    "stop_sequences": (("stop_sequences",),),
+}
+# Anthropic-defined tools the CLIENT executes (the model calls them by name); other
+# typed tools (web_search_*, web_fetch_*, code_execution_*...) run on the server.
+_CLIENT_TYPES: Final = ("bash_", "text_editor_", "computer_", "memory_")
+# Anthropic toolsets: one nameless ``tools`` entry declaring a family of client tools,
+# each called by its member name; ``configs.<member>.enabled`` turns a member on or off.
+# Per type: (members, members off unless enabled), as anthropic's SDK types list them.
+_TOOLSETS: Final[dict[str, tuple[tuple[str, ...], frozenset[str]]]] = {
+    "computer_toolset_20260801": (
+        (
+            "cursor_position", "double_click", "hold_key", "key", "left_click",
+            "left_click_drag", "left_mouse_down", "left_mouse_up", "middle_click",
+            "mouse_move", "right_click", "screenshot", "scroll", "triple_click", "type",
+            "wait", "zoom",
+        ),
+        frozenset(),
+    ),
+    "browser_toolset_20260801": (
+        (
+            "close_tab", "double_click", "file_upload", "find", "form_input",
+            "get_page_text", "hold_key", "hover", "javascript_exec", "key", "left_click",
+            "left_click_drag", "left_mouse_down", "left_mouse_up", "list_tabs",
+            "middle_click", "mouse_move", "navigate", "new_tab", "read_console",
+            "read_network", "read_page", "right_click", "screenshot", "scroll", "scroll_to",
+            "switch_tab", "triple_click", "type", "wait", "zoom",
+        ),
+        frozenset({"file_upload", "read_console", "read_network", "javascript_exec"}),
+    ),
+}  # fmt: skip
+
+
+def _tool(r: Reader, tool: Mapping[str, Any], where: str) -> None:
+    """One Anthropic tool definition (a ``tools`` entry, or a ``tool_addition``'s)."""
+    kind = tool.get("type")
+    toolset = _TOOLSETS.get(kind) if isinstance(kind, str) else None
+    if toolset is not None:
+        members, off = toolset
+        configs = tool.get("configs")
+        configs = configs if isinstance(configs, Mapping) else {}
+        for member in members:
+            config = configs.get(member)
+            enabled = config.get("enabled") if isinstance(config, Mapping) else None
+            if enabled is True or (enabled is None and member not in off):
+                r.tool(member, None, where)  # schema built into the model
+    elif kind in (None, "custom"):
+        r.tool(tool.get("name"), tool.get("input_schema"), where)
+    elif isinstance(kind, str) and kind.startswith(_CLIENT_TYPES):
+        r.tool(tool.get("name"), None, where)  # schema built into the model
+
+
+def _addition(r: Reader, block: Mapping[str, Any], where: str) -> None:
+    """A ``tool_addition`` block: a tool defined inline is declared from there on.
+
+    A reference (``tool_reference``, MCP references) names a tool already declared
+    in ``tools`` or by an earlier addition, or one the server runs.
+    """
+    tool = block.get("tool")
+    if isinstance(tool, Mapping) and tool.get("type") == "tool_definition":
+        definition = tool.get("definition")
+        if isinstance(definition, Mapping):
+            _tool(r, definition, where)
+        else:
+            r.problem(f"{where}: tool_definition without a definition object")
+
+
+def read_request(r: Reader, body: Mapping[str, Any]) -> None:
+    """Declared ``tools`` (also ``tool_addition`` blocks), ``tool_choice``, new results."""
+    for i, tool in enumerate(items(body.get("tools"), r, "tools")):
+        _tool(r, tool, f"tools[{i}]")
+    choice = body.get("tool_choice")
+    if isinstance(choice, Mapping):
+        kind = choice.get("type")
+        if kind == "tool" and isinstance(choice.get("name"), str):
+            r.tool_choice = f"tool:{choice['name']}"
+        elif kind in ("auto", "any", "none"):
+            r.tool_choice = kind
+    messages = body.get("messages")
+    if isinstance(messages, list):
+        _additions(r, messages)
+    last, after, _ = tail(messages, r, "messages", assistant)
+    calls: dict[str, Call] = {}
+    content = last.get("content") if last is not None else None
+    if isinstance(content, list):
+        blocks = [b for b in content if isinstance(b, Mapping) and b.get("type") == "tool_use"]
+        for position, block in enumerate(blocks):
+            calls[str(block.get("id"))] = (position, block.get("name"), block.get("input"))
+    for msg in after:
+        content = msg.get("content")
+        if msg.get("role") != "user" or not isinstance(content, list):
+            continue
+        for block in content:
+            if isinstance(block, Mapping) and block.get("type") == "tool_result":
+                cid = block.get("tool_use_id")
+                error = block.get("is_error") is True
+                r.result(cid, error, block.get("content"), calls.get(str(cid)))
+
+
+def _additions(r: Reader, messages: list[Any]) -> None:
+    """Tools declared mid-conversation (``tool_addition`` blocks, also inside a
+    ``compaction``'s ``tool_changes``): a cheap look at each block of the history."""
+    for msg in messages:
+        content = msg.get("content") if isinstance(msg, Mapping) else None
+        if not isinstance(content, list):
+            continue
+        for block in content:
+            kind = block.get("type") if isinstance(block, Mapping) else None
+            if kind == "tool_addition":
+                _addition(r, block, "tool_addition")
+            elif kind == "compaction":
+                for change in items(block.get("tool_changes"), r, "compaction.tool_changes"):
+                    if change.get("type") == "tool_addition":
+                        _addition(r, change, "compaction.tool_changes")
+
+
+def claims_path(path: str) -> bool:
+    """A ``.../messages`` path is Anthropic's unless it is OpenAI Assistants' ``/threads/``."""
+    return "/threads/" not in path
+
+
+def provider_name(host: str | None, path: str | None) -> str:
+    """``gen_ai.provider.name``, whatever the host."""
+    return "anthropic"
+
+
+def result_message(call: ToolCall, output: Any, is_error: bool) -> dict[str, Any]:
+    """The ``tool_result`` block answering ``call`` (content blocks are kept as they are)."""
+    blocks = isinstance(output, list) and all(isinstance(b, dict) and "type" in b for b in output)
+    return {
+        "type": "tool_result",
+        "tool_use_id": call.call_id,
+        "content": output if blocks else result_text(output),
+        "is_error": is_error,
+    }
+
+
+def result_messages(results: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """ONE user message holding every ``tool_result`` block."""
+    return [{"role": "user", "content": results}]
+
+
+def declarations(tools: Sequence[DeclaredTool]) -> list[dict[str, Any]]:
+    """``tools``: one ``{"name", "description", "input_schema"}`` per tool."""
+    return [described(t, input_schema=t.schema) for t in tools]
+
+
+def input_messages(body: Mapping[str, Any]) -> list[Message]:
+    """``messages`` as semconv messages: text, ``tool_use`` and ``tool_result`` blocks."""
+    out: list[Message] = []
+    for msg in body.get("messages") or ():
+        if not isinstance(msg, Mapping):
+            continue
+        content = msg.get("content")
+        parts = text_parts(content)
+        for block in content if isinstance(content, list) else ():
+            if not isinstance(block, Mapping):
+                continue
+            if block.get("type") == "tool_use":
+                parts.append(
+                    {
+                        "type": "tool_call",
+                        "id": block.get("id"),
+                        "name": block.get("name"),
+                        "arguments": block.get("input"),
+                    }
+                )
+            elif block.get("type") == "tool_result":
+                parts.append(
+                    {
+                        "type": "tool_call_response",
+                        "id": block.get("tool_use_id"),
+                        "response": block.get("content"),
+                    }
+                )
+        out.append({"role": str(msg.get("role", "user")), "parts": parts})
+    return out
+
+
+def output_text(body: Mapping[str, Any]) -> list[Part]:
+    """The text and thinking blocks of ``content``."""
+    return text_parts(body.get("content"))
+
+
+def streamed_body(events: Sequence[Mapping[str, Any]]) -> dict[str, Any] | None:
+    """A stream's text (its ``text_delta`` deltas) as a whole body would carry it."""
+    pieces: list[str] = []
+    for data in events:
+        delta = data.get("delta")
+        if isinstance(delta, Mapping) and delta.get("type") == "text_delta":
+            piece = delta.get("text")
+            if isinstance(piece, str):
+                pieces.append(piece)
+    return {"content": [{"type": "text", "text": "".join(pieces)}]} if pieces else None
+
+
+def tool_definitions(body: Mapping[str, Any]) -> list[dict[str, Any] | None]:
+    """The custom tools the request declares (``gen_ai.tool.definitions``)."""
+    return [
+        definition(tool.get("name"), tool.get("description"), tool.get("input_schema"))
+        for tool in tools_of(body)
+        if tool.get("type") in (None, "custom")
+    ]

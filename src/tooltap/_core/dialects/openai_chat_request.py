@@ -1,0 +1,149 @@
+"""OpenAI Chat Completions, request side: read a request, answer calls, declare tools.
+
+A result is ``{"role": "tool", "tool_call_id", "content": str}`` (a message); an error
+result is the JSON text ``{"error": <output>}`` (Chat has no error flag).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any, Final
+
+from ..model import ToolCall
+from ._content import Message, Part, definition, json_arguments, text_parts, tools_of
+from ._openai_request import openai_choice, result_is_error, result_output
+from ._request import Call, DeclaredTool, Reader, assistant, described, items, tail
+
+__all__ = [
+    "REQUEST_PARAMS",
+    "declarations",
+    "input_messages",
+    "output_text",
+    "read_request",
+    "result_message",
+    "result_messages",
+    "streamed_body",
+    "tool_definitions",
+]
+
+#: ``gen_ai.request.<suffix>`` -> where the body keeps it (first found).
+REQUEST_PARAMS: Final = {
+    "max_tokens": (("max_completion_tokens",), ("max_tokens",)),
+    "temperature": (("temperature",),),
+    "top_p": (("top_p",),),
+    "stop_sequences": (("stop",),),
+    "seed": (("seed",),),
+}
+
+
+def read_request(r: Reader, body: Mapping[str, Any]) -> None:
+    """Declared ``tools`` (and legacy ``functions``), ``tool_choice``, new ``tool`` messages."""
+    for i, tool in enumerate(items(body.get("tools"), r, "tools")):
+        kind = tool.get("type", "function")
+        spec = tool.get(kind)
+        if kind in ("function", "custom") and isinstance(spec, Mapping):
+            schema = spec.get("parameters") if kind == "function" else None
+            r.tool(spec.get("name"), schema, f"tools[{i}]")
+        elif kind in ("function", "custom"):
+            r.problem(f"tools[{i}]: no {kind!r} object")
+    for i, fn in enumerate(items(body.get("functions"), r, "functions")):
+        r.tool(fn.get("name"), fn.get("parameters"), f"functions[{i}]")
+    choice = body.get("tool_choice", body.get("function_call"))
+    r.tool_choice = openai_choice(choice)
+    last, after, _ = tail(body.get("messages"), r, "messages", assistant)
+    calls: dict[str, Call] = {}
+    legacy: Call | None = None
+    if last is not None:
+        for position, tc in enumerate(items(last.get("tool_calls"), r, "tool_calls")):
+            spec = tc.get("function") or tc.get("custom")
+            if isinstance(spec, Mapping):
+                calls[str(tc.get("id"))] = (position, spec.get("name"), spec.get("arguments"))
+        legacy_call = last.get("function_call")
+        if isinstance(legacy_call, Mapping):
+            legacy = (0, legacy_call.get("name"), legacy_call.get("arguments"))
+    for msg in after:
+        role = msg.get("role")
+        content = msg.get("content")
+        if role == "tool":
+            cid = msg.get("tool_call_id")
+            r.result(cid, result_is_error(content), content, calls.get(str(cid)), msg.get("name"))
+        elif role == "function":  # legacy function-calling result
+            r.result(None, result_is_error(content), content, legacy, msg.get("name"))
+
+
+def result_message(call: ToolCall, output: Any, is_error: bool) -> dict[str, Any]:
+    """The ``tool`` message answering ``call``."""
+    return {
+        "role": "tool",
+        "tool_call_id": call.call_id,
+        "content": result_output(output, is_error),
+    }
+
+
+def result_messages(results: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """One message per result."""
+    return results
+
+
+def declarations(tools: Sequence[DeclaredTool]) -> list[dict[str, Any]]:
+    """``tools``: one ``{"type": "function", "function": {...}}`` per tool."""
+    return [{"type": "function", "function": described(t, parameters=t.schema)} for t in tools]
+
+
+def input_messages(body: Mapping[str, Any]) -> list[Message]:
+    """``messages`` as semconv messages: text, tool calls, tool results."""
+    out: list[Message] = []
+    for msg in body.get("messages") or ():
+        if not isinstance(msg, Mapping):
+            continue
+        role = str(msg.get("role", "user"))
+        if role == "tool":
+            part = {
+                "type": "tool_call_response",
+                "id": msg.get("tool_call_id"),
+                "response": msg.get("content"),
+            }
+            out.append({"role": "tool", "parts": [part]})
+            continue
+        parts = text_parts(msg.get("content"))
+        for call in msg.get("tool_calls") or ():
+            fn = call.get("function") or {} if isinstance(call, Mapping) else {}
+            parts.append(
+                {
+                    "type": "tool_call",
+                    "id": call.get("id"),
+                    "name": fn.get("name"),
+                    "arguments": json_arguments(fn.get("arguments")),
+                }
+            )
+        out.append({"role": role, "parts": parts})
+    return out
+
+
+def output_text(body: Mapping[str, Any]) -> list[Part]:
+    """The text of the first choice's message."""
+    choices = body.get("choices") or [{}]
+    message = choices[0].get("message") or {} if isinstance(choices[0], Mapping) else {}
+    return text_parts(message.get("content"))
+
+
+def streamed_body(events: Sequence[Mapping[str, Any]]) -> dict[str, Any] | None:
+    """A stream's text (choice 0's content deltas) as a whole body would carry it."""
+    pieces: list[str] = []
+    for data in events:
+        choices = data.get("choices") or [{}]
+        first = choices[0] if isinstance(choices[0], Mapping) else {}
+        delta = first.get("delta") if first.get("index", 0) == 0 else None
+        piece = delta.get("content") if isinstance(delta, Mapping) else None
+        if isinstance(piece, str):
+            pieces.append(piece)
+    return {"choices": [{"message": {"content": "".join(pieces)}}]} if pieces else None
+
+
+def tool_definitions(body: Mapping[str, Any]) -> list[dict[str, Any] | None]:
+    """The function tools the request declares (``gen_ai.tool.definitions``)."""
+    return [
+        definition(fn.get("name"), fn.get("description"), fn.get("parameters"))
+        for tool in tools_of(body)
+        if tool.get("type") == "function" and isinstance(fn := tool.get("function"), Mapping)
+    ]

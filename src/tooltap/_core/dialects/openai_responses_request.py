@@ -1,0 +1,176 @@
+"""OpenAI Responses, request side: read a request, answer calls, declare tools.
+
+A result is ``{"type": "function_call_output", "call_id", "output": str}``; an error
+result is the JSON text ``{"error": <output>}`` (Responses has no error flag).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any, Final
+
+from ..model import ToolCall
+from ._content import Message, Part, definition, json_arguments, text_parts, tools_of
+from ._openai_request import openai_choice, result_is_error, result_output
+from ._request import Call, DeclaredTool, Reader, described, items, tail
+
+__all__ = [
+    "REQUEST_PARAMS",
+    "declarations",
+    "input_messages",
+    "output_text",
+    "read_request",
+    "result_message",
+    "result_messages",
+    "streamed_body",
+    "tool_definitions",
+]
+
+#: ``gen_ai.request.<suffix>`` -> where the body keeps it (first found).
+REQUEST_PARAMS: Final = {
+    "max_tokens": (("max_output_tokens",),),
+    "temperature": (("temperature",),),
+    "top_p": (("top_p",),),
+}
+#: Input items that declare tools beside the top-level ``tools``.
+_TOOL_ITEMS: Final = frozenset({"additional_tools", "tool_search_output"})
+#: Input items the model produced (a model turn), as opposed to the app's.
+_OUTPUT_ITEMS: Final = frozenset(
+    {"function_call", "custom_tool_call", "reasoning", "web_search_call", "file_search_call",
+     "computer_call", "code_interpreter_call", "image_generation_call", "mcp_call",
+     "local_shell_call"}
+)  # fmt: skip
+
+
+def _tools(r: Reader, tools: Any, where: str) -> None:
+    """Function and custom tools of a tools list, those grouped in a ``namespace`` included
+    (a call names the tool itself, and carries the namespace beside it)."""
+    for i, tool in enumerate(items(tools, r, where)):
+        kind = tool.get("type")
+        if kind == "function":
+            r.tool(tool.get("name"), tool.get("parameters"), f"{where}[{i}]")
+        elif kind == "custom":
+            r.tool(tool.get("name"), None, f"{where}[{i}]")
+        elif kind == "namespace":
+            _tools(r, tool.get("tools"), f"{where}[{i}].tools")
+
+
+def read_request(r: Reader, body: Mapping[str, Any]) -> None:
+    """Declared ``tools`` (also mid-input), ``tool_choice``, new ``*_output`` items."""
+    _tools(r, body.get("tools"), "tools")
+    r.tool_choice = openai_choice(body.get("tool_choice"))
+    values = body.get("input")
+    if isinstance(values, str):
+        return
+    if not isinstance(values, list):
+        tail(values, r, "input", _model_output)  # the shape problem, if any
+        return
+    for i, item in enumerate(values):  # tools declared mid-input: a cheap look at each item
+        if isinstance(item, Mapping) and item.get("type") in _TOOL_ITEMS:
+            _tools(r, item.get("tools"), f"input[{i}].tools")
+    last, after, at = tail(values, r, "input", _model_output)
+    calls: dict[str, Call] = {}
+    position = 0
+    while last is not None:  # the model turn: the run of output items ending at ``last``
+        if last.get("type") in ("function_call", "custom_tool_call"):
+            args = last.get("arguments", last.get("input"))
+            calls.setdefault(str(last.get("call_id")), (position, last.get("name"), args))
+            position -= 1
+        at -= 1
+        previous = values[at] if at >= 0 else None
+        last = previous if isinstance(previous, Mapping) and _model_output(previous) else None
+    count = len(calls)
+    calls = {k: (p + count - 1, n, a) for k, (p, n, a) in calls.items()}
+    for item in after:
+        if item.get("type") in ("function_call_output", "custom_tool_call_output"):
+            cid = item.get("call_id")
+            output = item.get("output")
+            r.result(cid, result_is_error(output), output, calls.get(str(cid)))
+
+
+def _model_output(item: Mapping[str, Any]) -> bool:
+    kind = item.get("type")
+    return kind in _OUTPUT_ITEMS or (kind in (None, "message") and item.get("role") == "assistant")
+
+
+def result_message(call: ToolCall, output: Any, is_error: bool) -> dict[str, Any]:
+    """The ``function_call_output`` item answering ``call``."""
+    return {
+        "type": "function_call_output",
+        "call_id": call.call_id,
+        "output": result_output(output, is_error),
+    }
+
+
+def result_messages(results: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """One input item per result."""
+    return results
+
+
+def declarations(tools: Sequence[DeclaredTool]) -> list[dict[str, Any]]:
+    """``tools``: one ``{"type": "function", ...}`` per tool, not strict."""
+    return [
+        {"type": "function", **described(t, parameters=t.schema), "strict": False} for t in tools
+    ]
+
+
+def input_messages(body: Mapping[str, Any]) -> list[Message]:
+    """``input`` as semconv messages: text, function calls, function call outputs."""
+    values = body.get("input")
+    if isinstance(values, str):
+        return [{"role": "user", "parts": [{"type": "text", "content": values}]}]
+    out: list[Message] = []
+    for item in values or ():
+        if not isinstance(item, Mapping):
+            continue
+        kind = item.get("type")
+        if kind == "function_call":
+            part = {
+                "type": "tool_call",
+                "id": item.get("call_id"),
+                "name": item.get("name"),
+                "arguments": json_arguments(item.get("arguments")),
+            }
+            out.append({"role": "assistant", "parts": [part]})
+        elif kind == "function_call_output":
+            part = {
+                "type": "tool_call_response",
+                "id": item.get("call_id"),
+                "response": item.get("output"),
+            }
+            out.append({"role": "tool", "parts": [part]})
+        elif "role" in item:
+            out.append({"role": str(item["role"]), "parts": text_parts(item.get("content"))})
+    return out
+
+
+def output_text(body: Mapping[str, Any]) -> list[Part]:
+    """The text of the ``message`` output items."""
+    return [
+        p
+        for item in body.get("output") or ()
+        if isinstance(item, Mapping) and item.get("type") == "message"
+        for p in text_parts(item.get("content"))
+    ]
+
+
+def streamed_body(events: Sequence[Mapping[str, Any]]) -> dict[str, Any] | None:
+    """A stream's text (its ``output_text`` deltas) as a whole body would carry it."""
+    pieces = [
+        d["delta"]
+        for d in events
+        if d.get("type") == "response.output_text.delta" and isinstance(d.get("delta"), str)
+    ]
+    if not pieces:
+        return None
+    text = {"type": "output_text", "text": "".join(pieces)}
+    return {"output": [{"type": "message", "content": [text]}]}
+
+
+def tool_definitions(body: Mapping[str, Any]) -> list[dict[str, Any] | None]:
+    """The function tools the request declares (``gen_ai.tool.definitions``)."""
+    return [
+        definition(tool.get("name"), tool.get("description"), tool.get("parameters"))
+        for tool in tools_of(body)
+        if tool.get("type") == "function"
+    ]
