@@ -19,6 +19,7 @@ from opentelemetry._logs import Logger, LoggerProvider, NoOpLoggerProvider, get_
 from opentelemetry._logs import get_logger_provider as _global_logger_provider
 from opentelemetry.metrics import get_meter, get_meter_provider
 
+from .._forks import in_child
 from .._quietly import quietly, set_error_sink
 from . import semconv as sc
 from .config import Config
@@ -44,6 +45,15 @@ def set_telemetry(tel: Telemetry | None) -> None:
     global _current
     _current = tel
     set_error_sink(tel.internal_error if tel is not None else None)
+
+
+@in_child
+def _forget_parent_operations() -> None:
+    """A forked child never ends its parent's inference spans (a parent thread may have
+    held one's lock at the fork): it starts with no open operations."""
+    tel = _current
+    if tel is not None:
+        tel.open_operations = weakref.WeakSet()
 
 
 def _logs_go_nowhere(logger_provider: LoggerProvider | None) -> bool:
