@@ -16,7 +16,7 @@ from __future__ import annotations
 import asyncio
 import json
 import weakref
-from collections.abc import AsyncIterator, Callable, Iterator, Mapping
+from collections.abc import AsyncGenerator, AsyncIterator, Callable, Generator, Iterator, Mapping
 from typing import Any, Final, Literal
 
 import wrapt
@@ -106,6 +106,7 @@ class TapState:
         "_buf",
         "_cap",
         "_decoded",
+        "_deferred",
         "_done",
         "_finalizer",
         "_first",
@@ -113,6 +114,7 @@ class TapState:
         "_oversized",
         "_parser",
         "_pending",
+        "_reader",
         "capture",
         "headers",
         "hot",
@@ -148,6 +150,8 @@ class TapState:
         self._oversized = False
         self._done = False
         self._finalizer: weakref.finalize[Any, Any] | None = None
+        self._reader: weakref.ref[Any] | None = None
+        self._deferred: tuple[End, BaseException | None] | None = None
         self.hot: Callable[[bytes], list[ToolCall] | None] = self.feed
 
     def decoding(self, decoder: Any) -> _TapDecoder:
@@ -173,6 +177,39 @@ class TapState:
         finalizer.atexit = False
         self._finalizer = finalizer
         _live.add(self)
+
+    def read_by(self, reader: Generator[Any] | AsyncGenerator[Any]) -> None:
+        """``reader`` is the SDK's own loop over this body: a body that ends during one of its
+        steps settles once that step is over, with what the SDK raised (``read_done``)."""
+        self._reader = weakref.ref(reader)
+
+    def _reading(self) -> bool:
+        reader = self._reader() if self._reader is not None else None
+        if reader is None:
+            return False
+        return bool(getattr(reader, "gi_running", False) or getattr(reader, "ag_running", False))
+
+    def read_done(self, exc: BaseException | None) -> None:
+        """The SDK's loop over this body ended: returned, closed, or raised ``exc``.
+
+        When the SDK raised (not a cancellation), it never handed the response on: the
+        body settles with that failure (a close the SDK made on its way out is not the
+        app stopping early), and the response's calls are not delivered."""
+        self._reader = None
+        deferred, self._deferred = self._deferred, None
+        failed = exc if isinstance(exc, Exception) else None
+        if self._done:
+            if failed is not None and not self.op.ended:
+                self.op.not_delivered(failed)
+            return
+        if failed is None:
+            if deferred is not None:
+                self._settle(*deferred)
+            return
+        end, cause = deferred or ("closed", None)
+        if end != "error":
+            cause = None  # the SDK's own failure, not the transport's
+        self._settle(end, cause, failed)
 
     def feed(self, chunk: bytes) -> list[ToolCall] | None:
         """One raw chunk, as the transport delivered it; the calls it completed."""
@@ -251,6 +288,16 @@ class TapState:
             return
         if self._pending and end in ("closed", "collected"):
             end = "exhausted"  # the raw body was read to its end
+        if self._reading():  # ended inside an SDK step: wait for how that step ends
+            if self._deferred is None:
+                self._deferred = (end, exc)
+            return
+        self._settle(end, exc)
+
+    def _settle(self, end: End, exc: BaseException | None, sdk: Exception | None = None) -> None:
+        """Settle once; ``sdk``: what the SDK raised on the body (its calls not delivered)."""
+        if self._done:
+            return
         self._done = True
         _live.discard(self)
         if self._finalizer is not None:
@@ -258,11 +305,13 @@ class TapState:
             self._finalizer = None
         error: ErrorClass | None = None
         try:
-            error = self._record(end, exc)
+            error = self._record(end, exc, by_sdk=sdk is not None)
+            if sdk is not None:
+                self.op.not_delivered(sdk)
         finally:  # a recording failure (a tooltap bug) must not leave the operation open
             self.op.release(None if self.mode == "error" else exc, error)
 
-    def _record(self, end: End, exc: BaseException | None) -> ErrorClass | None:
+    def _record(self, end: End, exc: BaseException | None, *, by_sdk: bool) -> ErrorClass | None:
         """Record the response on the operation; the error it ends with, for error bodies."""
         op = self.op
         if self.mode == "error":
@@ -274,18 +323,18 @@ class TapState:
         early = end in ("closed", "collected")
         failure = classify_error(None, {}, None, exc) if exc is not None else None
         if self._off:
-            if early and not self._oversized:
+            if early and not self._oversized and not by_sdk:
                 op.record_closed_early()
         elif self._parser is not None:
             parsed = self._parser.close()
-            op.record_parsed(parsed, self.info, closed_early=early, failure=failure)
+            op.record_parsed(parsed, self.info, closed_early=early, by_sdk=by_sdk, failure=failure)
             failure = None  # recorded with the response
         elif end == "exhausted":
             body = bytes(self._buf)
             decoded = _json(body) if self.capture else None
             parsed = parse_response(body, self.info.dialect, limits=self.op.tel.config.limits)
             op.record_parsed(parsed, self.info, body=decoded)
-        elif early:
+        elif early and not by_sdk:
             op.record_closed_early()
         if failure is not None:
             op.attempt_failed(failure)
