@@ -27,8 +27,13 @@ Who owns an operation, and who ends it (exactly once; ``end`` is idempotent):
   and tool spans keep tooltap's own vocabulary and content setting.
 
 Tool calls go to the lifecycle as soon as the tap's parser completes them
-(``calls_received``); ``record_parsed`` settles the response (attributes, usage,
-problems, forced ``tool_choice``) and hands on any call not delivered yet.
+(``calls_received``), or, while the SDK call that returns the response runs
+(``handing``), when it returns (``handed``); ``record_parsed`` settles the response
+(attributes, usage, problems, forced ``tool_choice``) and hands on any call not
+delivered yet. When the SDK raises instead of handing the response to the app
+(``not_delivered``), its calls are not received: waiting ones get no span, open ones
+end ``not_delivered``, and ``tooltap.tool_calls`` (added when the op ends) counts
+them so.
 
 An SDK wrapper passes the request body it is about to send (``request_body``): the
 tap reads the request from that object (``request``) instead of decoding the bytes
