@@ -33,6 +33,12 @@ TARGETS = [
     (anthropic._base_client.AsyncAPIClient, _ANTHROPIC),
     (_api_client.BaseApiClient, "_request"),
     (_api_client.BaseApiClient, "_async_request"),
+    (openai._streaming.Stream, "__stream__"),
+    (openai._streaming.AsyncStream, "__stream__"),
+    (anthropic._streaming.Stream, "__stream__"),
+    (anthropic._streaming.AsyncStream, "__stream__"),
+    (_api_client.HttpResponse, "segments"),
+    (_api_client.HttpResponse, "async_segments"),
 ]
 
 
@@ -60,7 +66,8 @@ def test_importing_and_instrumenting_imports_no_sdk() -> None:
         [sys.executable, "-c", script], check=False, capture_output=True, text=True, timeout=120
     )
     assert done.returncode == 0, done.stderr
-    assert done.stdout.split() == ["9"]  # 6 SDK calls, 2 google parsers, aiohttp _request
+    # 6 SDK calls, 2 google parsers, 6 stream readers, aiohttp _request
+    assert done.stdout.split() == ["15"]
 
 
 def test_uninstrument_restores_and_reinstrument_wraps_once(otel: Any) -> None:

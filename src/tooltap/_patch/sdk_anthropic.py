@@ -7,6 +7,8 @@ the same arguments but ``call``, and the retry loop): every public path
 ``.stream`` whose manager sends on ``__enter__``, ``with_raw_response``,
 ``with_streaming_response``, ``beta.messages.*``) funnels into it, and it holds
 the retry loop. Only POSTs to ``/messages`` are observed (``detect_dialect``).
+``Stream.__stream__`` (and the async twin), the SDK's loop over a streamed body, is
+wrapped so that a stream the SDK fails on is recorded as its failure (``reader_wrappers``).
 
 anthropic >= 2 emits its own ``CLIENT`` "call span" when it has a tracer (an
 ``open_telemetry={"tracer_provider": ...}`` option, or a global SDK tracer
@@ -45,7 +47,7 @@ from .._quietly import quietly
 from .._telemetry.operation import Operation
 from .._telemetry.telemetry import Telemetry
 from .patchset import Patch, PatchSet
-from .sdk_common import Call, arg, describe_body, wrappers
+from .sdk_common import Call, arg, describe_body, reader_wrappers, wrappers
 
 __all__ = ["PATCHES", "install", "uninstall"]
 
@@ -145,6 +147,7 @@ def _describe(instance: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> C
 
 
 _sync, _async = wrappers(_describe)
+_read_sync, _read_async = reader_wrappers(lambda stream: stream.response.stream)
 
 PATCHES = PatchSet(
     (
@@ -152,6 +155,8 @@ PATCHES = PatchSet(
         Patch(
             "anthropic._base_client", "AsyncAPIClient._request", _async, "AsyncAPIClient.request"
         ),
+        Patch("anthropic._streaming", "Stream.__stream__", _read_sync),
+        Patch("anthropic._streaming", "AsyncStream.__stream__", _read_async),
     )
 )
 

@@ -14,12 +14,18 @@ wrapt wrappers, which run the call inside one :class:`Operation`:
 * a streamed body is still unread when the SDK returns: the tap has then called
   ``op.hold_until_stream_end()`` and ends the operation when the body ends, so the
   wrapper leaves a held operation alone. What the SDK returns is returned as is.
+
+What the app got decides what counts as received: calls parsed while the SDK call
+runs are received when it returns (``op.handing`` / ``op.handed``), and none of them
+when it raises (``op.not_delivered``). :func:`reader_wrappers` wrap the SDK's own
+loop over a streamed body the same way: when that loop raises, the body settles with
+the SDK's failure and the response's calls are not delivered.
 """
 
 from __future__ import annotations
 
 import logging
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+from collections.abc import AsyncGenerator, Awaitable, Callable, Generator, Mapping, Sequence
 from contextvars import ContextVar, Token
 from dataclasses import dataclass, field
 from functools import lru_cache
@@ -35,6 +41,7 @@ from .._quietly import quietly
 from .._telemetry import semconv as sc
 from .._telemetry.operation import Operation, current_operation
 from .._telemetry.telemetry import Telemetry, get_telemetry
+from .tap_stream import TapState
 
 __all__ = [
     "Call",
@@ -43,6 +50,7 @@ __all__ = [
     "describe_body",
     "parse_scope",
     "parse_scope_wrappers",
+    "reader_wrappers",
     "request_params",
     "server_of",
     "wrappers",
@@ -102,6 +110,7 @@ def _enter(
     if call is None:
         return None
     op = call.open(tel)
+    op.handing()
     return op, current_operation.set(op)
 
 
@@ -111,7 +120,9 @@ parse_scope: ContextVar[list[Operation] | None] = ContextVar("tooltap_parse_scop
 
 
 def _settle(op: Operation) -> None:
+    """The SDK call returned: the app has its response (or the stream it reads later)."""
     if op.held:
+        op.handed()
         return
     scope = parse_scope.get()
     if scope is not None:
@@ -170,6 +181,75 @@ def parse_scope_wrappers() -> tuple[Wrapper, AsyncWrapper]:
         return result
 
     return sync_wrapper, async_wrapper
+
+
+def tapped(obj: object) -> TapState | None:
+    """The tap of a body proxy (``response.stream``, aiohttp's ``response.content``)."""
+    state = getattr(obj, "_self_state", None)
+    return state if isinstance(state, TapState) else None
+
+
+def _reading(state: TapState, reader: Generator[Any, Any, Any]) -> Generator[Any, Any, Any]:
+    try:
+        result = yield from reader
+    except BaseException as exc:
+        quietly(state.read_done, exc)
+        raise
+    quietly(state.read_done, None)
+    return result
+
+
+async def _areading(state: TapState, reader: AsyncGenerator[Any]) -> AsyncGenerator[Any]:
+    try:
+        async for item in reader:
+            yield item
+    except BaseException as exc:
+        if isinstance(exc, GeneratorExit):  # closed: close the SDK's loop, as it would be
+            await reader.aclose()
+        quietly(state.read_done, exc)
+        raise
+    quietly(state.read_done, None)
+
+
+def reader_wrappers(body_of: Callable[[Any], object]) -> tuple[Wrapper, Wrapper]:
+    """Wrappers for SDK methods that return the generator (sync) or async generator that
+    reads a streamed body: ``body_of(instance)`` is the tapped body proxy, if any.
+
+    The generator is handed back wrapped (``yield from``: no step is delayed) and
+    registered with the tap (``TapState.read_by``), so that a body ending inside one
+    of its steps settles with what that step raised."""
+
+    def sync_wrapper(
+        wrapped: Callable[..., Any], instance: Any, args: tuple[Any, ...], kwargs: dict[str, Any]
+    ) -> Any:
+        reader = wrapped(*args, **kwargs)
+        state = quietly(_reader_state, body_of, instance, reader, "gi_running")
+        if state is None:
+            return reader
+        outer = _reading(state, reader)
+        state.read_by(outer)
+        return outer
+
+    def async_wrapper(
+        wrapped: Callable[..., Any], instance: Any, args: tuple[Any, ...], kwargs: dict[str, Any]
+    ) -> Any:
+        reader = wrapped(*args, **kwargs)
+        state = quietly(_reader_state, body_of, instance, reader, "ag_running")
+        if state is None:
+            return reader
+        outer = _areading(state, reader)
+        state.read_by(outer)
+        return outer
+
+    return sync_wrapper, async_wrapper
+
+
+def _reader_state(
+    body_of: Callable[[Any], object], instance: Any, reader: object, flag: str
+) -> TapState | None:
+    if not hasattr(reader, flag):  # not the generator it should be: left alone
+        return None
+    return tapped(body_of(instance))
 
 
 def wrappers(describe: Describe) -> tuple[Wrapper, AsyncWrapper]:

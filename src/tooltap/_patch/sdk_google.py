@@ -13,7 +13,9 @@ call returns (``segments()``), so the tap holds the operation until they end.
 
 ``Models._generate_content`` (and the async twin) parses the whole response after
 ``_request`` returned: the operation stays open until it returns, and ends with its
-exception when the SDK fails to parse a 2xx body.
+exception when the SDK fails to parse a 2xx body. ``HttpResponse.segments`` (and
+``async_segments``), the SDK's loop over a streamed body, is wrapped so that a stream
+the SDK fails on is recorded as its failure (``reader_wrappers``).
 """
 
 from __future__ import annotations
@@ -31,8 +33,10 @@ from .sdk_common import (
     arg,
     observed,
     parse_scope_wrappers,
+    reader_wrappers,
     request_params,
     server_of,
+    tapped,
     wrappers,
 )
 
@@ -70,8 +74,17 @@ def _describe(instance: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> C
     )
 
 
+def _body(response: Any) -> object:
+    """The tapped body of an ``HttpResponse``: httpx's ``stream`` or aiohttp's ``content``."""
+    stream = getattr(response.response_stream, "stream", None)
+    if tapped(stream) is not None:
+        return stream
+    return getattr(response.response_stream, "__dict__", {}).get("content")
+
+
 _sync, _async = wrappers(_describe)
 _parse_sync, _parse_async = parse_scope_wrappers()
+_read_sync, _read_async = reader_wrappers(_body)
 
 PATCHES = PatchSet(
     (
@@ -79,6 +92,8 @@ PATCHES = PatchSet(
         Patch("google.genai._api_client", "BaseApiClient._async_request", _async),
         Patch("google.genai.models", "Models._generate_content", _parse_sync),
         Patch("google.genai.models", "AsyncModels._generate_content", _parse_async),
+        Patch("google.genai._api_client", "HttpResponse.segments", _read_sync),
+        Patch("google.genai._api_client", "HttpResponse.async_segments", _read_async),
     )
 )
 

@@ -8,7 +8,9 @@ it: ``chat.completions.create`` and ``.parse`` (which posts directly, not throug
 the helper), ``responses.create/parse/stream``, ``with_raw_response`` and
 ``with_streaming_response``. Wrapping the resource methods instead would miss the
 stream managers' deferred requests and raw-response wrappers built earlier.
-Only POSTs to ``/chat/completions`` and ``/responses`` are observed.
+Only POSTs to ``/chat/completions`` and ``/responses`` are observed. ``Stream.__stream__``
+(and the async twin), the SDK's loop over a streamed body, is wrapped so that a stream
+the SDK fails on is recorded as its failure (``reader_wrappers``).
 
 Another instrumentation's inference span may already be current for the call:
 ``opentelemetry-instrumentation-openai-v2`` wraps ``Completions.create`` in a CLIENT
@@ -34,7 +36,7 @@ from .._telemetry import semconv as sc
 from .._telemetry.operation import Operation
 from .._telemetry.telemetry import Telemetry
 from .patchset import Patch, PatchSet
-from .sdk_common import Call, arg, describe_body, wrappers
+from .sdk_common import Call, arg, describe_body, reader_wrappers, wrappers
 
 __all__ = ["PATCHES", "foreign_inference_span", "install", "uninstall"]
 
@@ -103,11 +105,14 @@ def _describe(instance: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> C
 
 
 _sync, _async = wrappers(_describe)
+_read_sync, _read_async = reader_wrappers(lambda stream: stream.response.stream)
 
 PATCHES = PatchSet(
     (
         Patch("openai._base_client", "SyncAPIClient.request", _sync),
         Patch("openai._base_client", "AsyncAPIClient.request", _async),
+        Patch("openai._streaming", "Stream.__stream__", _read_sync),
+        Patch("openai._streaming", "AsyncStream.__stream__", _read_async),
     )
 )
 

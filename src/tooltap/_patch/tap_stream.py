@@ -17,7 +17,7 @@ import asyncio
 import json
 import time
 import weakref
-from collections.abc import AsyncIterator, Callable, Iterator, Mapping
+from collections.abc import AsyncGenerator, AsyncIterator, Callable, Generator, Iterator, Mapping
 from typing import Any, Final, Literal
 
 import wrapt
@@ -114,6 +114,7 @@ class TapState:
         "_buf",
         "_cap",
         "_decoded",
+        "_deferred",
         "_done",
         "_finalizer",
         "_first",
@@ -124,7 +125,8 @@ class TapState:
         "_oversized",
         "_parser",
         "_pending",
-        "_reading",
+        "_read_at",
+        "_reader",
         "capture",
         "headers",
         "hot",
@@ -145,7 +147,7 @@ class TapState:
         headers: Mapping[str, str],
     ) -> None:
         self._at = time.monotonic()
-        self._reading: float | None = None
+        self._read_at: float | None = None
         self._first_at = 0.0
         self._first_events = 0
         self._first_bytes = 0
@@ -167,6 +169,8 @@ class TapState:
         self._oversized = False
         self._done = False
         self._finalizer: weakref.finalize[Any, Any] | None = None
+        self._reader: weakref.ref[Any] | None = None
+        self._deferred: tuple[End, BaseException | None] | None = None
         self.hot: Callable[[bytes], list[ToolCall] | None] = self.feed
 
     def decoding(self, decoder: Any) -> _TapDecoder:
@@ -195,8 +199,41 @@ class TapState:
 
     def reading(self) -> None:
         """The app started reading the body (a time for ``stream_buffered``)."""
-        if self._reading is None:
-            self._reading = time.monotonic()
+        if self._read_at is None:
+            self._read_at = time.monotonic()
+
+    def read_by(self, reader: Generator[Any] | AsyncGenerator[Any]) -> None:
+        """``reader`` is the SDK's own loop over this body: a body that ends during one of its
+        steps settles once that step is over, with what the SDK raised (``read_done``)."""
+        self._reader = weakref.ref(reader)
+
+    def _sdk_stepping(self) -> bool:
+        reader = self._reader() if self._reader is not None else None
+        if reader is None:
+            return False
+        return bool(getattr(reader, "gi_running", False) or getattr(reader, "ag_running", False))
+
+    def read_done(self, exc: BaseException | None) -> None:
+        """The SDK's loop over this body ended: returned, closed, or raised ``exc``.
+
+        When the SDK raised (not a cancellation), it never handed the response on: the
+        body settles with that failure (a close the SDK made on its way out is not the
+        app stopping early), and the response's calls are not delivered."""
+        self._reader = None
+        deferred, self._deferred = self._deferred, None
+        failed = exc if isinstance(exc, Exception) else None
+        if self._done:
+            if failed is not None and not self.op.ended:
+                self.op.not_delivered(failed)
+            return
+        if failed is None:
+            if deferred is not None:
+                self._settle(*deferred)
+            return
+        end, cause = deferred or ("closed", None)
+        if end != "error":
+            cause = None  # the SDK's own failure, not the transport's
+        self._settle(end, cause, failed)
 
     def feed(self, chunk: bytes) -> list[ToolCall] | None:
         """One raw chunk, as the transport delivered it; the calls it completed."""
@@ -281,6 +318,16 @@ class TapState:
             return
         if self._pending and end in ("closed", "collected"):
             end = "exhausted"  # the raw body was read to its end
+        if self._sdk_stepping():  # ended inside an SDK step: wait for how that step ends
+            if self._deferred is None:
+                self._deferred = (end, exc)
+            return
+        self._settle(end, exc)
+
+    def _settle(self, end: End, exc: BaseException | None, sdk: Exception | None = None) -> None:
+        """Settle once; ``sdk``: what the SDK raised on the body (its calls not delivered)."""
+        if self._done:
+            return
         self._done = True
         _live.discard(self)
         if self._finalizer is not None:
@@ -288,11 +335,13 @@ class TapState:
             self._finalizer = None
         error: ErrorClass | None = None
         try:
-            error = self._record(end, exc)
+            error = self._record(end, exc, by_sdk=sdk is not None)
+            if sdk is not None:
+                self.op.not_delivered(sdk)
         finally:  # a recording failure (a tooltap bug) must not leave the operation open
             self.op.release(None if self.mode == "error" else exc, error)
 
-    def _record(self, end: End, exc: BaseException | None) -> ErrorClass | None:
+    def _record(self, end: End, exc: BaseException | None, *, by_sdk: bool) -> ErrorClass | None:
         """Record the response on the operation; the error it ends with, for error bodies."""
         op = self.op
         if self.mode == "error":
@@ -304,12 +353,14 @@ class TapState:
         early = end in ("closed", "collected")
         failure = classify_error(None, {}, None, exc) if exc is not None else None
         if self._off:
-            if early and not self._oversized:
+            if early and not self._oversized and not by_sdk:
                 op.record_closed_early()
         elif self._parser is not None:
             parsed = self._parser.close()
             text = streamed_body(self.info.dialect, bytes(self._buf)) if self.capture else None
-            op.record_parsed(parsed, self.info, body=text, closed_early=early, failure=failure)
+            op.record_parsed(
+                parsed, self.info, body=text, closed_early=early, by_sdk=by_sdk, failure=failure
+            )
             failure = None  # recorded with the response
             if parsed.complete and exc is None:  # whole (an SDK may close it after the end)
                 self._check_buffered()
@@ -318,7 +369,7 @@ class TapState:
             decoded = _json(body) if self.capture else None
             parsed = parse_response(body, self.info.dialect, limits=self.op.tel.config.limits)
             op.record_parsed(parsed, self.info, body=decoded)
-        elif early:
+        elif early and not by_sdk:
             op.record_closed_early()
         if failure is not None:
             op.attempt_failed(failure)
@@ -326,7 +377,7 @@ class TapState:
 
     def _check_buffered(self) -> None:
         """A whole stream that arrived as a buffering proxy releases one: a problem."""
-        reading, config = self._reading, self.op.tel.config
+        reading, config = self._read_at, self.op.tel.config
         if reading is None or self._first_events == 0:
             return
         wait = (self._at - self.op.attempt_started) + (self._first_at - reading)

@@ -105,12 +105,14 @@ class OpenCalls:
         self.remove(entry)
         return entry
 
-    def remove(self, entry: OpenCall) -> None:
+    def remove(self, entry: OpenCall) -> bool:
+        """Take ``entry`` out; whether it was still open."""
         if self._order.pop(id(entry), None) is None:
-            return
+            return False
         self.bytes -= entry.size
         _drop(self._by_id, entry.call_id, entry)
         _drop(self._by_key, entry.key, entry)
+        return True
 
     def clear(self) -> list[OpenCall]:
         entries = list(self._order.values())

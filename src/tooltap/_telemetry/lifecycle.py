@@ -5,7 +5,8 @@ returns the call, as a child of the inference span that received it, and ends it
 when a later request carries the call's result (that request's inference span
 links to it). Results: ``ok``, ``error`` (``is_error``: ``error.type=tool_error``),
 ``orphaned`` (never answered within ``orphan_timeout``, or open at flush/shutdown),
-``duplicate`` and ``unknown_call`` (counted only).
+``not_delivered`` (the SDK raised on the response that carried it), ``duplicate`` and
+``unknown_call`` (counted only).
 
 Every delivered call opens its span: a response is a new delivery, whatever ids and
 arguments earlier ones had. A response whose id came before (a cache, a re-sent
@@ -310,6 +311,7 @@ class Lifecycle:
         error_type = {
             sc.RESULT_ERROR: entry.handler_error or sc.ERROR_TOOL,
             sc.RESULT_ORPHANED: sc.RESULT_ORPHANED,
+            sc.RESULT_NOT_DELIVERED: sc.RESULT_NOT_DELIVERED,
         }.get(result, entry.outcome if entry.outcome != sc.RESULT_OK else None)
         if entry.broken:  # never run: the problem is the error, whatever the result
             error_type = entry.outcome
@@ -321,6 +323,14 @@ class Lifecycle:
         self._instruments.tool_results.add(1, attributes)
         self._instruments.tool_call_duration.record(duration, attributes)
         return duration
+
+    def not_delivered(self, entries: Sequence[OpenCall]) -> None:
+        """End, as ``not_delivered``, the calls of ``entries`` still open: the SDK raised on
+        the response that carried them, so the app never got them."""
+        with self._lock:
+            gone = [e for e in entries if self._open.remove(e)]
+        for entry in gone:
+            self._finish(entry, sc.RESULT_NOT_DELIVERED, is_error=True)
 
     def expire(self, now: float | None = None) -> int:
         """End, as orphaned, the calls open longer than ``orphan_timeout``; return how many."""

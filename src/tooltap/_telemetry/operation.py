@@ -27,8 +27,13 @@ Who owns an operation, and who ends it (exactly once; ``end`` is idempotent):
   and tool spans keep tooltap's own vocabulary and content setting.
 
 Tool calls go to the lifecycle as soon as the tap's parser completes them
-(``calls_received``); ``record_parsed`` settles the response (attributes, usage,
-problems, forced ``tool_choice``) and hands on any call not delivered yet.
+(``calls_received``), or, while the SDK call that returns the response runs
+(``handing``), when it returns (``handed``); ``record_parsed`` settles the response
+(attributes, usage, problems, forced ``tool_choice``) and hands on any call not
+delivered yet. When the SDK raises instead of handing the response to the app
+(``not_delivered``), its calls are not received: waiting ones get no span, open ones
+end ``not_delivered``, and ``tooltap.tool_calls`` (added when the op ends) counts
+them so.
 
 An SDK wrapper passes the request body it is about to send (``request_body``): the
 tap reads the request from that object (``request``) instead of decoding the bytes
@@ -131,6 +136,12 @@ class Operation:
         self._ttfc_recorded = False
         self._delivered: set[int] = set()
         self._delivered_ids: set[str] = set()
+        self._handing = False  # the SDK call that hands this response to the app is running
+        self._stash: list[ToolCall] = []  # calls parsed while it runs: the app has none yet
+        self._stash_response: str | None = None
+        self._counts: list[tuple[OpenCall, str, str]] = []  # (entry, label, outcome) to count
+        self._undelivered: set[OpenCall] = set()
+        self._sdk_error: ErrorClass | None = None
         self._output: list[dict[str, Any]] | None = None
         tel.open_operations.add(self)
 
@@ -191,6 +202,8 @@ class Operation:
         self._delivered = set()
         self._delivered_ids = set()
         self._opened = []
+        self._stash = []
+        self._stash_response = None
         if "x-api-key" in headers and "authorization" in headers:
             self._set(sc.TOOLTAP_CONFLICTING_AUTH, True)
         if self.provider == "gcp.gen_ai" and (url_host or url_path):
@@ -268,7 +281,17 @@ class Operation:
     # --- calls and responses ---------------------------------------------------------------
 
     def calls_received(self, calls: list[ToolCall] | tuple[ToolCall, ...]) -> None:
-        """Calls the parser just completed: validate, count, open their ``execute_tool`` spans."""
+        """Calls the parser just completed: validate, open their ``execute_tool`` spans.
+
+        While the SDK call that returns the response runs (``handing``), the app has none
+        of them yet: they wait for that call to return (``handed``). Each call is counted
+        in ``tooltap.tool_calls`` when the operation ends, as ``not_delivered`` if the SDK
+        raised on the response instead (``not_delivered``).
+        """
+        if self._handing:
+            self._stash.extend(calls)
+            self._delivered_ids.update(c.call_id for c in calls if c.call_id is not None)
+            return
         info = self.request_info
         declared = info.tools if info is not None else None
         counts: dict[tuple[str, str], int] = {}  # (label, outcome) -> calls: one add each
@@ -296,6 +319,18 @@ class Operation:
                 conversation=self.conversation,
             )
             self._opened.append(entry)
+            self._counts.append((entry, label, outcome))
+        if self._ended:  # nothing left to wait for
+            self._count_calls()
+
+    def _count_calls(self) -> None:
+        """Add the calls received so far to ``tooltap.tool_calls``, one add per label/outcome."""
+        counts: dict[tuple[str, str], int] = {}
+        for entry, label, outcome in self._counts:
+            if entry in self._undelivered:
+                outcome = sc.RESULT_NOT_DELIVERED
+            counts[label, outcome] = counts.get((label, outcome), 0) + 1
+        self._counts = []
         for (label, outcome), count in counts.items():
             self.tel.instruments.tool_calls.add(
                 count,
@@ -307,6 +342,58 @@ class Operation:
                 },
             )
 
+    def handing(self) -> None:
+        """The SDK call that hands the response to the app starts: calls wait for its return."""
+        self._handing = True
+
+    def handed(self) -> None:
+        """That SDK call returned: the app has the response; its calls are received now."""
+        if not self._handing:
+            return
+        self._handing = False
+        stash, self._stash = self._stash, []
+        if stash:
+            self.calls_received(stash)
+        response, self._stash_response = self._stash_response, None
+        if self.tel.lifecycle.responded(response, self._opened, self.conversation):
+            self._replayed()
+
+    def not_delivered(self, exc: BaseException) -> None:
+        """The SDK raised instead of handing the response to the app.
+
+        The calls still waiting for the SDK call are counted as ``not_delivered`` and
+        get no span. Unless the SDK call was cancelled (the app stopped it), the calls
+        already opened from this attempt's response are ended as ``not_delivered`` too,
+        and the operation ends with the SDK's error unless a transport error came first.
+        """
+        self._handing = False
+        stash, self._stash = self._stash, []
+        self._stash_response = None
+        info = self.request_info
+        declared = info.tools if info is not None else None
+        counts: dict[str, int] = {}
+        seen: set[int] = set()
+        for call in stash:
+            if call.index not in self._delivered and call.index not in seen:
+                seen.add(call.index)
+                label = self.tel.tool_names.label(call.name, declared)
+                counts[label] = counts.get(label, 0) + 1
+        for label, count in counts.items():
+            self.tel.instruments.tool_calls.add(
+                count,
+                {
+                    sc.GEN_AI_PROVIDER_NAME: self.provider,
+                    sc.GEN_AI_TOOL_NAME: label,
+                    sc.TOOLTAP_OUTCOME: sc.RESULT_NOT_DELIVERED,
+                },
+            )
+        if not isinstance(exc, Exception):
+            return
+        self._sdk_error = classify_error(None, {}, None, exc)
+        opened = [e for e in self._opened if e.span is not None]
+        self._undelivered.update(opened)
+        self.tel.lifecycle.not_delivered(opened)
+
     def record_parsed(
         self,
         parsed: Parsed,
@@ -314,12 +401,14 @@ class Operation:
         *,
         body: Any = None,
         closed_early: bool = False,
+        by_sdk: bool = False,
         failure: ErrorClass | None = None,
     ) -> None:
         """A 2xx response is settled: its attributes, usage, problems and remaining calls.
 
-        ``closed_early``: the app stopped reading; the truncation that follows is not
-        the provider's fault and is not reported. ``failure``: the exception that broke
+        ``closed_early``: the app stopped reading (``by_sdk``: the SDK did, as it raised on
+        the body, which is recorded as its failure instead); the truncation that follows
+        is not the provider's fault and is not reported. ``failure``: the exception that broke
         the body, classed (it outranks the truncation it causes). ``body``: decoded
         JSON of a whole body, used for output text under content capture.
         """
@@ -331,12 +420,15 @@ class Operation:
         problems = parsed.problems
         ended_by_error = any(p.kind == "error_event" for p in problems)
         if closed_early and not parsed.complete and not ended_by_error:  # else the provider's
-            self.record_closed_early()
+            if not by_sdk:
+                self.record_closed_early()
             problems = tuple(p for p in problems if p.kind not in _STOPPED_BY_APP)
         for problem in problems:
             self.record_problem(problem)
             failure = failure or classify_problem(problem)
-        if self.tel.lifecycle.responded(parsed.response_id, self._opened, self.conversation):
+        if self._handing:  # tagged when the SDK hands the response over
+            self._stash_response = parsed.response_id
+        elif self.tel.lifecycle.responded(parsed.response_id, self._opened, self.conversation):
             self._replayed()
         if failure is not None:
             self.attempt_failed(failure)
@@ -504,9 +596,14 @@ class Operation:
             self._ended = True
         self.tel.open_operations.discard(self)
         try:
+            if self._handing:  # ended before the SDK call that hands the response over
+                if exc is None:
+                    self.handed()
+                else:
+                    self.not_delivered(exc)
             if error is None and exc is not None:
                 error = classify_error(None, {}, None, exc)
-            error = error or self._failure
+            error = error or self._sdk_error or self._failure
             attributes = dict(self.attributes)
             if self._resends:
                 self._set(sc.HTTP_REQUEST_RESEND_COUNT, self._resends)
@@ -516,6 +613,8 @@ class Operation:
                 self._set(sc.TOOLTAP_ERROR_TYPE, error.error_type)
                 if not self._adopted and self.span.is_recording():
                     self.span.set_status(Status(StatusCode.ERROR, error.error_type))
+            if self._counts:
+                self._count_calls()
             duration = time.monotonic() - self._started
             self.tel.instruments.operation_duration.record(
                 duration, attributes, context=trace.set_span_in_context(self.span)

@@ -106,6 +106,8 @@ RESULT_ERROR: Final = "error"
 RESULT_ORPHANED: Final = "orphaned"
 RESULT_DUPLICATE: Final = "duplicate"
 RESULT_UNKNOWN_CALL: Final = "unknown_call"
+#: A call the tap parsed from a response the SDK then raised on: the app never got it.
+RESULT_NOT_DELIVERED: Final = "not_delivered"
 
 # --- events ---
 EVENT_ATTEMPT_FAILED: Final = "gen_ai.client.attempt.failed"
