@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from tooltap._core.dialects import dialect_module
+from tooltap._core.dialects import dialect as dialect_of
 from tooltap._core.model import Limits
 from tooltap._core.sse import SSEEvent, SSEParser
 from tooltap.core import StreamParser
@@ -85,7 +85,7 @@ def _events_of(body: tuple[bytes, ...]) -> list[SSEEvent]:
 def _ours(stream: Stream) -> dict[str, Callable[[], object]]:
     dialect, bodies = stream.dialect, stream.bodies
     decoded = [_events_of(body) for body in bodies]
-    reducer_type = dialect_module(dialect).Reducer
+    reducer_type = dialect_of(dialect).reducer
 
     def sse() -> None:
         for body in bodies:
