@@ -1,1 +1,1 @@
-"""tooltap's benchmark (issue 6): ``python -m benchmarks`` from the repository root."""
+"""tooltap's benchmark: ``python -m benchmarks`` from the repository root."""

@@ -41,7 +41,7 @@ from ._sim import SimProcess
 _HERE = Path(__file__).resolve().parent
 _README = _HERE.parent / "README.md"
 
-#: Simulator workloads: issue 6's (3 parallel calls, 2,000-byte arguments, 4-character
+#: Simulator workloads: the main one (3 parallel calls, 2,000-byte arguments, 4-character
 #: fragments: ~1,500 events), the smoke one, and small turns for the memory runs.
 WORKLOAD = {"calls": 3, "arg_bytes": 2000, "fragment": 4}
 SMOKE_WORKLOAD = {"calls": 3, "arg_bytes": 200, "fragment": 4}

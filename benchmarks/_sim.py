@@ -1,7 +1,7 @@
 """The provider simulator in a subprocess, so its CPU never counts as the client's.
 
 ``python -m benchmarks._sim --calls 3 --arg-bytes 2000 --fragment 4`` serves the
-workload of issue 6 and prints the base URL on its first stdout line.
+benchmark's main workload and prints the base URL on its first stdout line.
 """
 
 from __future__ import annotations

@@ -431,7 +431,7 @@ def _collected(state: TapState) -> None:
 class _Observed(wrapt.ObjectProxy[Any]):
     """anthropic's ``Stream`` reads ``response.stream.stream_observer`` (default None) for
     every event. Forwarded by the proxy, a missing attribute costs two formatted
-    AttributeErrors, and a property a Python call (issue 6): the proxies keep it as a plain
+    AttributeErrors, and a property a Python call: the proxies keep it as a plain
     attribute, read in C. wrapt sets an attribute its type has on the proxy itself; setting
     it also sets the wrapped stream's, as forwarding would."""
 
