@@ -24,7 +24,7 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 from contextvars import ContextVar, Token
 from dataclasses import dataclass, field
 from functools import lru_cache
-from typing import Any, Final
+from typing import Any, Final, TypeVar
 from urllib.parse import urlsplit
 
 import wrapt
@@ -44,6 +44,7 @@ __all__ = [
     "PatchSet",
     "arg",
     "describe_body",
+    "filtering",
     "parse_scope",
     "parse_scope_wrappers",
     "request_params",
@@ -305,25 +306,35 @@ def request_params(dialect: str, body: object) -> dict[str, AttributeValue]:
     params: dict[str, AttributeValue] = {}
     for name, paths in _PARAMS.get(dialect, {}).items():
         for path in paths:
-            value = _attribute(name, _dig(body, path))
+            found = body.get(path[0]) if len(path) == 1 else _dig(body, path)
+            if found is None:  # absent: most parameters of most requests
+                continue
+            value = _attribute(name, found)
             if value is not None:
                 params[name] = value
                 break
     return params
 
 
-def describe_body(method: str, url: str, body: object, base_url: object) -> Call | None:
-    """The :class:`Call` of a Stainless-style request (openai, anthropic): path + JSON body."""
+_C = TypeVar("_C", bound=Call)
+
+
+def describe_body(
+    method: str, url: str, body: object, base_url: object, kind: type[_C]
+) -> _C | None:
+    """The ``kind`` of :class:`Call` of a Stainless-style request (openai, anthropic):
+    path + JSON body."""
     dialect = detect_dialect(method, url)
     if dialect is None:
         return None
     fields: Mapping[str, Any] = body if isinstance(body, Mapping) else {}
     model = fields.get("model")
     address, port = server_of(base_url)
-    full = url if "://" in url else f"{base_url}".rstrip("/") + "/" + url.lstrip("/")
-    if not observed(address, full):
-        return None
-    return Call(
+    if filtering():
+        full = url if "://" in url else f"{base_url}".rstrip("/") + "/" + url.lstrip("/")
+        if not observed(address, full):
+            return None
+    return kind(
         dialect=dialect,
         request_model=model if isinstance(model, str) else None,
         server_address=address,
@@ -332,6 +343,12 @@ def describe_body(method: str, url: str, body: object, base_url: object) -> Call
         params=request_params(dialect, fields),
         body=body if isinstance(body, Mapping) else None,
     )
+
+
+def filtering() -> bool:
+    """Whether the ``hosts`` / ``exclude`` options leave any traffic out."""
+    tel = get_telemetry()
+    return tel is not None and bool(tel.config.hosts or tel.config.exclude)
 
 
 def observed(host: str | None, url: str) -> bool:
