@@ -24,7 +24,7 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 from contextvars import ContextVar, Token
 from dataclasses import dataclass, field
 from functools import lru_cache
-from typing import Any, Final, TypeVar
+from typing import Any, Final, TypeVar, overload
 from urllib.parse import urlsplit
 
 import wrapt
@@ -319,11 +319,17 @@ def request_params(dialect: str, body: object) -> dict[str, AttributeValue]:
 _C = TypeVar("_C", bound=Call)
 
 
+@overload
+def describe_body(method: str, url: str, body: object, base_url: object) -> Call | None: ...
+@overload
 def describe_body(
     method: str, url: str, body: object, base_url: object, kind: type[_C]
-) -> _C | None:
-    """The ``kind`` of :class:`Call` of a Stainless-style request (openai, anthropic):
-    path + JSON body."""
+) -> _C | None: ...
+def describe_body(
+    method: str, url: str, body: object, base_url: object, kind: type[Call] = Call
+) -> Call | None:
+    """The :class:`Call` (or ``kind`` of it) of a Stainless-style request (openai,
+    anthropic): path + JSON body."""
     dialect = detect_dialect(method, url)
     if dialect is None:
         return None
