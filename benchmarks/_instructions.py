@@ -121,10 +121,13 @@ def _instructions(
 
 
 def _case(name: str) -> Any:
-    """The first benchmark case (SDK, raw SSE or not LLM) whose name starts with ``name``."""
+    """The benchmark case (SDK, raw SSE or not LLM) named ``name``, else the first whose
+    name starts with it."""
     from ._cases import CASES, NON_LLM, RAW
 
-    return next(c for c in CASES + RAW + NON_LLM if c.name.startswith(name))
+    cases = CASES + RAW + NON_LLM
+    exact = [c for c in cases if c.name == name]
+    return (exact or [c for c in cases if c.name.startswith(name)])[0]
 
 
 def _events(name: str, url: str) -> int:
@@ -140,6 +143,10 @@ def _events(name: str, url: str) -> int:
         "openai.chat": ("/v1/chat/completions", _cases._chat_request()),
         "openai.responses": ("/v1/responses", _cases._responses_request()),
         "anthropic.messages": ("/v1/messages", _cases._messages_request()),
+        "google.genai": (
+            "/v1beta/models/gemini-2.5-flash:streamGenerateContent?alt=sse",
+            {"contents": [{"role": "user", "parts": [{"text": _cases.USER[0]["content"]}]}]},
+        ),
     }[case.dialect]
     with (
         httpx2.Client(base_url=url) as client,

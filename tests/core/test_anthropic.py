@@ -455,8 +455,8 @@ def _mutated(data: dict[str, Any], path: tuple[Any, ...], value: Any) -> dict[st
     copy = json.loads(json.dumps(data))
     node = copy
     for key in path[:-1]:
-        node = node[key]
-        if not isinstance(node, dict):  # an earlier mutation replaced this parent
+        node = node.get(key)
+        if not isinstance(node, dict):  # an earlier mutation replaced or removed this parent
             return copy
     node[path[-1]] = value
     return copy

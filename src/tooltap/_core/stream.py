@@ -68,7 +68,24 @@ class StreamParser:
 
         Once the decoder has dropped an event (over ``max_event_bytes``), no call completes
         any more: one might miss that event's bytes (``close`` says which, as problems)."""
-        calls = self._feed(chunk)
+        fast = self._fast
+        if (  # most chunks: one whole event, nothing for ``_feed`` to normalize first
+            fast is not None
+            and chunk.endswith(b"\n\n")
+            and self._sse.idle
+            and len(chunk) <= self._cap
+            and b"\n\n\n" not in chunk
+            and b"\r" not in chunk
+        ):
+            try:
+                if fast(chunk):  # the fast path took it
+                    return []
+            except Exception as exc:  # noqa: BLE001 - the core is total
+                self._fault("fast path", exc)
+                return []
+            calls = self._rest(fast, chunk, 0, offered=True)
+        else:
+            calls = self._feed(chunk)
         if self._sse.dropped_events:
             if self._kept is None:
                 self._kept = self._returned

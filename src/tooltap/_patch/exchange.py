@@ -72,13 +72,16 @@ def request_content(request: Any) -> bytes:
     return content
 
 
-def begin(tel: Telemetry, request: Any, dialect: str) -> Exchange:
-    """Parse the request and start its attempt on the right operation."""
+def begin(tel: Telemetry, request: Any, dialect: str, path: str | None = None) -> Exchange:
+    """Parse the request and start its attempt on the right operation (``path``: the
+    URL's, when the caller has it already)."""
     url = request.url
-    path: str = url.path
-    content = request_content(request)
+    if path is None:
+        path = str(url.path)
     op = current_operation.get()
     prepared = op.request(dialect) if op is not None and not op.ended else None
+    capture = tel.config.capture_any
+    content = request_content(request) if prepared is None or capture else b""
     if prepared is not None:  # the SDK's own body object: no bytes to decode again
         info = prepared
     else:
@@ -98,7 +101,7 @@ def begin(tel: Telemetry, request: Any, dialect: str) -> Exchange:
             owner="transport",
             provider_name=sc.provider_name(dialect, host, path),
         )
-    body = json_body(content) if content and tel.config.capture_any else None
+    body = json_body(content) if content and capture else None
     op.begin_attempt(info, request.headers, url_host=host, url_path=path, body=body)
     # Last step (nothing after it can fail): the span is current while the send runs.
     token = context.attach(trace.set_span_in_context(op.span)) if owned else None

@@ -96,15 +96,17 @@ def _start(request: Any) -> Exchange | None:
         if tel is None:
             return None
         url = request.url
-        dialect = detect_dialect("POST", url.path)
+        path: str = url.path
+        dialect = detect_dialect("POST", path)
         if dialect is None or not is_instrumentation_enabled():
             return None
-        if not tel.config.observes(url.host, url.path):
+        config = tel.config
+        if (config.hosts or config.exclude) and not config.observes(url.host, path):
             return None
         op = current_operation.get()
         if (op is None or op.ended) and not plausible_request(dialect, request_content(request)):
             return None  # not an SDK's call, and not a body of that API: someone else's POST
-        return begin(tel, request, dialect)
+        return begin(tel, request, dialect, path)
     except Exception as exc:  # noqa: BLE001 - what quietly() does, without its extra call
         report(exc, "httpx_tap")
         return None

@@ -36,7 +36,7 @@ the operation has ended, keeping anthropic's end time.
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass, fields
+from dataclasses import dataclass
 from typing import Any
 
 import wrapt
@@ -102,11 +102,6 @@ class _AnthropicCall(Call):
 
     api_call: Any = None
 
-    @classmethod
-    def of(cls, call: Call, api_call: Any) -> _AnthropicCall:
-        """``call`` with anthropic's ``ApiCall`` attached."""
-        return cls(**{f.name: getattr(call, f.name) for f in fields(call)}, api_call=api_call)
-
     def open(self, tel: Telemetry) -> Operation:
         """Adopt anthropic's span when it has one; otherwise start tooltap's own."""
         span = getattr(self.api_call, "span", None)
@@ -136,14 +131,15 @@ def _describe(instance: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> C
     # _request(self, cast_to, options, *, stream, stream_cls, call=None)
     options = arg(args, kwargs, 1, "options")
     call = describe_body(
-        str(options.method), str(options.url), options.json_data, instance.base_url
+        str(options.method), str(options.url), options.json_data, instance.base_url, _AnthropicCall
     )
     if call is None:
         return None
     provider = getattr(instance, "_gen_ai_provider_name", None)
     if isinstance(provider, str) and provider:
         call.provider = provider
-    return _AnthropicCall.of(call, kwargs.get("call"))
+    call.api_call = kwargs.get("call")
+    return call
 
 
 _sync, _async = wrappers(_describe)

@@ -29,7 +29,7 @@ from collections.abc import AsyncGenerator, Awaitable, Callable, Generator, Mapp
 from contextvars import ContextVar, Token
 from dataclasses import dataclass, field
 from functools import lru_cache
-from typing import Any, Final
+from typing import Any, Final, TypeVar, overload
 from urllib.parse import urlsplit
 
 from opentelemetry.instrumentation.utils import is_instrumentation_enabled
@@ -48,6 +48,7 @@ __all__ = [
     "Describe",
     "arg",
     "describe_body",
+    "filtering",
     "parse_scope",
     "parse_scope_wrappers",
     "reader_wrappers",
@@ -369,25 +370,41 @@ def request_params(dialect: str, body: object) -> dict[str, AttributeValue]:
     params: dict[str, AttributeValue] = {}
     for name, paths in _PARAMS.get(dialect, {}).items():
         for path in paths:
-            value = _attribute(name, _dig(body, path))
+            found = body.get(path[0]) if len(path) == 1 else _dig(body, path)
+            if found is None:  # absent: most parameters of most requests
+                continue
+            value = _attribute(name, found)
             if value is not None:
                 params[name] = value
                 break
     return params
 
 
-def describe_body(method: str, url: str, body: object, base_url: object) -> Call | None:
-    """The :class:`Call` of a Stainless-style request (openai, anthropic): path + JSON body."""
+_C = TypeVar("_C", bound=Call)
+
+
+@overload
+def describe_body(method: str, url: str, body: object, base_url: object) -> Call | None: ...
+@overload
+def describe_body(
+    method: str, url: str, body: object, base_url: object, kind: type[_C]
+) -> _C | None: ...
+def describe_body(
+    method: str, url: str, body: object, base_url: object, kind: type[Call] = Call
+) -> Call | None:
+    """The :class:`Call` (or ``kind`` of it) of a Stainless-style request (openai,
+    anthropic): path + JSON body."""
     dialect = detect_dialect(method, url)
     if dialect is None:
         return None
     fields: Mapping[str, Any] = body if isinstance(body, Mapping) else {}
     model = fields.get("model")
     address, port = server_of(base_url)
-    full = url if "://" in url else f"{base_url}".rstrip("/") + "/" + url.lstrip("/")
-    if not observed(address, full):
-        return None
-    return Call(
+    if filtering():
+        full = url if "://" in url else f"{base_url}".rstrip("/") + "/" + url.lstrip("/")
+        if not observed(address, full):
+            return None
+    return kind(
         dialect=dialect,
         request_model=model if isinstance(model, str) else None,
         server_address=address,
@@ -396,6 +413,12 @@ def describe_body(method: str, url: str, body: object, base_url: object) -> Call
         params=request_params(dialect, fields),
         body=body if isinstance(body, Mapping) else None,
     )
+
+
+def filtering() -> bool:
+    """Whether the ``hosts`` / ``exclude`` options leave any traffic out."""
+    tel = get_telemetry()
+    return tel is not None and bool(tel.config.hosts or tel.config.exclude)
 
 
 def observed(host: str | None, url: str) -> bool:

@@ -26,7 +26,7 @@ record ``gen_ai.client.*`` histograms, each under its own instrumentation scope
 from __future__ import annotations
 
 import logging
-from dataclasses import dataclass, fields
+from dataclasses import dataclass
 from typing import Any
 
 from opentelemetry import trace
@@ -71,11 +71,6 @@ def foreign_inference_span() -> Span | None:
 class _OpenAICall(Call):
     """A Chat Completions / Responses call; adopts a current foreign inference span."""
 
-    @classmethod
-    def of(cls, call: Call) -> _OpenAICall:
-        """``call`` as an openai call."""
-        return cls(**{f.name: getattr(call, f.name) for f in fields(call)})
-
     def open(self, tel: Telemetry) -> Operation:
         """Adopt the current foreign inference span when there is one; else start tooltap's."""
         span = foreign_inference_span()
@@ -98,10 +93,9 @@ class _OpenAICall(Call):
 def _describe(instance: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Call | None:
     # request(self, cast_to, options, *, stream=False, stream_cls=None)
     options = arg(args, kwargs, 1, "options")
-    call = describe_body(
-        str(options.method), str(options.url), options.json_data, instance.base_url
+    return describe_body(
+        str(options.method), str(options.url), options.json_data, instance.base_url, _OpenAICall
     )
-    return None if call is None else _OpenAICall.of(call)
 
 
 _sync, _async = wrappers(_describe)

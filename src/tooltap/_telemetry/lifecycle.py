@@ -37,6 +37,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any, Final
 
 from opentelemetry import trace
+from opentelemetry.context import Context
 from opentelemetry.trace import Span, SpanContext, SpanKind, Status, StatusCode, Tracer
 
 from .._core.dialects import provider_of
@@ -104,13 +105,17 @@ class Lifecycle:
         outcome: str = sc.RESULT_OK,
         broken: bool = False,
         conversation: str | None = None,
+        context: Context | None = None,
     ) -> OpenCall:
         """Open the span of a call that was fully received (``outcome``: ok or the problem).
 
         ``broken``: ``outcome`` is a problem that kept the arguments from being used
         (``call`` is then a stand-in: no args, ``raw_arguments`` what arrived).
+        ``context``: one with ``parent`` current, when the caller has it already.
         """
-        ctx = trace.set_span_in_context(parent) if parent is not None else None
+        ctx = context
+        if ctx is None and parent is not None:
+            ctx = trace.set_span_in_context(parent)
         attributes: dict[str, Any] = {
             sc.GEN_AI_OPERATION_NAME: sc.OPERATION_EXECUTE_TOOL,
             sc.GEN_AI_TOOL_NAME: call.name,

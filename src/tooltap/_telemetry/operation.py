@@ -49,6 +49,7 @@ from contextvars import ContextVar
 from typing import Any, Literal
 
 from opentelemetry import trace
+from opentelemetry.context import Context
 from opentelemetry.trace import Span, SpanKind, Status, StatusCode
 
 from .._core.errors import classify_error, classify_problem, redacted
@@ -68,6 +69,8 @@ __all__ = ["Operation", "current_operation", "get_telemetry"]
 current_operation: ContextVar[Operation | None] = ContextVar("tooltap_operation", default=None)
 
 _CALL_OUTCOMES = ("undeclared_tool", "invalid_tool_name", "schema_violation")
+#: Makes ``end`` run once per operation (held for two statements: one lock serves them all).
+_END_LOCK = new_lock()
 _STOPPED_BY_APP = ("truncated_stream", "truncated_json")
 
 
@@ -127,6 +130,7 @@ class Operation:
         self._started = time.monotonic()
         self.attempt_started = self._started  # when the current attempt's request was sent
         self._lock = new_lock()
+        self._span_context: Context | None = None
         self._ended = False
         self._held = False
         self._attempts = 0
@@ -157,6 +161,13 @@ class Operation:
         """Set an attribute tooltap owns, while the span records (an adopted span may end first)."""
         if self._owns(key) and self.span.is_recording():
             self.span.set_attribute(key, value)
+
+    def _context(self) -> Context:
+        """A context with the span current (for metric exemplars and tool spans), built once."""
+        context = self._span_context
+        if context is None:
+            context = self._span_context = trace.set_span_in_context(self.span)
+        return context
 
     def _event(self, name: str, attributes: dict[str, Any]) -> None:
         if self.span.is_recording():
@@ -275,7 +286,7 @@ class Operation:
             self.tel.instruments.time_to_first_chunk.record(
                 time.monotonic() - self._started,
                 self.attributes,
-                context=trace.set_span_in_context(self.span),
+                context=self._context(),
             )
 
     # --- calls and responses ---------------------------------------------------------------
@@ -294,29 +305,31 @@ class Operation:
             return
         info = self.request_info
         declared = info.tools if info is not None else None
-        counts: dict[tuple[str, str], int] = {}  # (label, outcome) -> calls: one add each
+        tel, delivered = self.tel, self._delivered
         for call in calls:
-            if call.index in self._delivered:
+            if call.index in delivered:
                 continue
-            self._delivered.add(call.index)
+            delivered.add(call.index)
             if call.call_id is not None:
                 self._delivered_ids.add(call.call_id)
-            problems = validate(call, info) if info is not None else []
-            outcome = next((p.kind for p in problems if p.kind in _CALL_OUTCOMES), sc.RESULT_OK)
-            for problem in problems:
-                self._problem_event(problem)
-                self.tel.listeners.emit(
-                    ToolCallProblem(problem, self.dialect, self.span.get_span_context())
-                )
-            label = self.tel.tool_names.label(call.name, declared)
-            counts[label, outcome] = counts.get((label, outcome), 0) + 1
-            entry = self.tel.lifecycle.received(
+            outcome = sc.RESULT_OK
+            problems = validate(call, info) if info is not None else None
+            if problems:
+                outcome = next((p.kind for p in problems if p.kind in _CALL_OUTCOMES), outcome)
+                for problem in problems:
+                    self._problem_event(problem)
+                    tel.listeners.emit(
+                        ToolCallProblem(problem, self.dialect, self.span.get_span_context())
+                    )
+            label = tel.tool_names.label(call.name, declared)
+            entry = tel.lifecycle.received(
                 call,
                 parent=self.span,
                 provider=self.provider,
                 label=label,
                 outcome=outcome,
                 conversation=self.conversation,
+                context=self._context(),
             )
             self._opened.append(entry)
             self._counts.append((entry, label, outcome))
@@ -467,7 +480,7 @@ class Operation:
                     self.tel.instruments.token_usage.record(
                         value,
                         {**self.attributes, sc.GEN_AI_TOKEN_TYPE: token_type},
-                        context=trace.set_span_in_context(self.span),
+                        context=self._context(),
                     )
         if attributes and not self._adopted and self.span.is_recording():
             self.span.set_attributes(attributes)
@@ -556,7 +569,7 @@ class Operation:
             events.emit(
                 event_name=sc.EVENT_INFERENCE_DETAILS,
                 attributes={**self.attributes, key: to_json(messages)},
-                context=trace.set_span_in_context(self.span),
+                context=self._context(),
             )
 
     # --- ending ----------------------------------------------------------------------------
@@ -590,7 +603,7 @@ class Operation:
 
     def end(self, exc: BaseException | None = None, error: ErrorClass | None = None) -> None:
         """End the operation once: duration metric, resend count, error type and status."""
-        with self._lock:
+        with _END_LOCK:
             if self._ended:
                 return
             self._ended = True
@@ -617,7 +630,7 @@ class Operation:
                 self._count_calls()
             duration = time.monotonic() - self._started
             self.tel.instruments.operation_duration.record(
-                duration, attributes, context=trace.set_span_in_context(self.span)
+                duration, attributes, context=self._context()
             )
         finally:  # a recording failure (a tooltap bug) must not leave the span open
             if not self._adopted:

@@ -42,9 +42,17 @@ _PREVIEW: Final = 256
 _DELTA_EVENT: Final = b"event: content_block_delta\ndata:"
 _INDEX_HEAD: Final = _DELTA_EVENT + b' {"type":"content_block_delta","index":'
 _ARGS_MID: Final = b',"delta":{"type":"input_json_delta","partial_json":"'
-#: The rest of an arguments delta after its prefix: the fragment (group 1), still escaped,
-#: its closing quote and the two braces, with Anthropic's padding.
-_ARGS_REST: Final = re.compile(b"(" + RAW_STRING + rb')"\}[ \t]*+\}[ \t]*+')
+#: An arguments delta without its final blank line: the block index (group 1, at most ten
+#: digits), the fragment (group 2), still escaped, its closing quote and the two braces,
+#: with Anthropic's padding.
+_ARGS_DELTA: Final = re.compile(
+    re.escape(_INDEX_HEAD)
+    + rb"(0|[1-9][0-9]{0,9})"
+    + re.escape(_ARGS_MID)
+    + b"("
+    + RAW_STRING
+    + rb')"\}[ \t]*+\}[ \t]*+'
+)
 
 
 def _is_tool_block(kind: Any) -> TypeGuard[str]:
@@ -125,18 +133,12 @@ class Reducer:
         still escaped; a one-line text or thinking delta is
         skipped, as ``event`` skips it. Anything else: False, nothing changed.
         """
-        block, cut = None, 0
-        if chunk.startswith(_INDEX_HEAD):
-            start = len(_INDEX_HEAD)
-            cut = chunk.find(_ARGS_MID, start, start + 10 + len(_ARGS_MID))
-            digits = chunk[start:cut]
-            if cut > 0 and digits.isdigit() and (digits[0] != 48 or len(digits) == 1):
-                block = self._blocks.get(int(digits))
-        if block is not None:
-            rest = _ARGS_REST.fullmatch(chunk, cut + len(_ARGS_MID), len(chunk) - 2)
-            if rest is None:  # it covers the rest of the line: no other line follows
+        delta = _ARGS_DELTA.fullmatch(chunk, 0, len(chunk) - 2)  # the whole line: no other
+        if delta is not None:
+            block = self._blocks.get(int(delta[1]))
+            if block is None:
                 return False
-            raw = rest[1]
+            raw = delta[2]
             if not (raw.isascii() or valid_utf8(raw)):
                 return False
             limit = self._limits.max_argument_bytes

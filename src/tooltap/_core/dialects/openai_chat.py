@@ -61,12 +61,14 @@ INCOMPLETE_REASONS: Final = frozenset({"length", "content_filter"})
 _CHOICES: Final = b'"choices":['
 _FN_ARGS: Final = b',"function":{"arguments":"'
 _DELTA_HEAD: Final = b'"choices":[{"index":0,"delta":{"tool_calls":[{"index":'
-#: The rest of an arguments delta after its learnt head: the fragment (group 1), still
-#: escaped, then what follows it (its first part is fixed; group 2 the obfuscation value).
-#: One match does it all: a fragment cannot hold the tail's unescaped quote, so the split
-#: is unique.
+#: The rest of an arguments delta after its learnt head: the call's index (group 1, at most
+#: ten digits), the fragment (group 2), still escaped, then what follows it (its first part
+#: is fixed; group 3 the obfuscation value). One match does it all: a fragment cannot hold
+#: the tail's unescaped quote, so the split is unique.
 _ARGS_REST: Final = re.compile(
-    b"("
+    rb"(0|[1-9][0-9]{0,9})"
+    + re.escape(_FN_ARGS)
+    + b"("
     + RAW_STRING
     + b")"
     + re.escape(b'"}}]},"logprobs":null,"finish_reason":null}]')
@@ -146,19 +148,13 @@ class Reducer:
         if args is None or not chunk.startswith(args[0]):
             return False
         head, by_index = args
-        start = len(head)
-        cut = chunk.find(_FN_ARGS, start, start + 10 + len(_FN_ARGS))
-        digits = chunk[start:cut]
-        if cut < 0 or not digits.isdigit() or (digits[0] == 48 and len(digits) > 1):
-            return False
-        call = by_index.get(int(digits))
-        if call is None or call.finished:
-            return False
-        prefix = cut + len(_FN_ARGS)
-        rest = _ARGS_REST.fullmatch(chunk, prefix, len(chunk) - 2)
+        rest = _ARGS_REST.fullmatch(chunk, len(head), len(chunk) - 2)
         if rest is None:  # it covers the rest of the line, so no other line can follow
             return False
-        raw = rest[1]
+        call = by_index.get(int(rest[1]))
+        if call is None or call.finished:
+            return False
+        raw = rest[2]
         if not (raw.isascii() or valid_utf8(raw)):
             return False
         fragments = call.fragments
