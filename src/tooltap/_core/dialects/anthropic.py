@@ -94,7 +94,6 @@ class Reducer:
     """Folds one Messages stream's events; calls are emitted at ``content_block_stop``."""
 
     __slots__ = (
-        "_args",
         "_blocks",
         "_calls",
         "_ended",
@@ -124,7 +123,6 @@ class Reducer:
         self._model: str | None = None
         self._ended = False  # message_stop or an error event was seen
         self._failed = False  # an error event ended the stream
-        self._args: tuple[bytes, _Block] | None = None  # the last started tool block's deltas
 
     def fast(self, chunk: bytes) -> bool:
         """Apply a one-event chunk without decoding it when its effect is certain.
@@ -193,8 +191,6 @@ class Reducer:
             index = data.get("index")
             block = self._blocks.pop(index, None) if isinstance(index, int) else None
             if block is not None:
-                if self._args is not None and block is self._args[1]:
-                    self._args = None
                 return self._close(block)
         elif kind == "content_block_start":
             self._start(data)
@@ -210,14 +206,12 @@ class Reducer:
             for block in self._blocks.values():  # blocks never stopped: judge what arrived
                 calls += self._close(block)
             self._blocks.clear()
-            self._args = None
             return calls
         elif kind == "error":
             self._error(data.get("error"))
             self._ended = self._failed = True
             self._problems += [self._cut(block) for block in self._blocks.values()]
             self._blocks.clear()
-            self._args = None
         return []
 
     def _start(self, data: dict[str, Any]) -> None:
@@ -234,14 +228,13 @@ class Reducer:
             ordinal = self._ordinals
             self._ordinals += 1
         call_id = block.get("id")
-        self._blocks[index] = started = _Block(
+        self._blocks[index] = _Block(
             kind,
             call_id if isinstance(call_id, str) else None,
             block.get("name"),
             ordinal,
             block.get("input"),
         )
-        self._args = (_INDEX_HEAD + b"%d" % index + _ARGS_MID, started)
 
     def _delta(self, data: dict[str, Any]) -> None:
         delta = data.get("delta")
