@@ -344,7 +344,7 @@ _PARAMS: Final[dict[str, dict[str, tuple[_Path, ...]]]] = {
 def _dig(body: Mapping[str, Any], path: _Path) -> object:
     value: object = body
     for key in path:
-        if not isinstance(value, Mapping):
+        if not (type(value) is dict or isinstance(value, Mapping)):
             return None
         value = value.get(key)
     return value
@@ -365,7 +365,7 @@ def _attribute(name: str, value: object) -> AttributeValue | None:
 
 def request_params(dialect: str, body: object) -> dict[str, AttributeValue]:
     """The ``gen_ai.request.*`` attributes a request body sets (max_tokens, temperature...)."""
-    if not isinstance(body, Mapping):
+    if not (type(body) is dict or isinstance(body, Mapping)):
         return {}
     params: dict[str, AttributeValue] = {}
     for name, paths in _PARAMS.get(dialect, {}).items():
@@ -397,7 +397,7 @@ def describe_body(
     dialect = detect_dialect(method, url)
     if dialect is None:
         return None
-    fields: Mapping[str, Any] = body if isinstance(body, Mapping) else {}
+    fields: Mapping[str, Any] = body if (type(body) is dict or isinstance(body, Mapping)) else {}
     model = fields.get("model")
     address, port = server_of(base_url)
     if filtering():
@@ -411,7 +411,7 @@ def describe_body(
         server_port=port,
         stream=fields.get("stream") is True,
         params=request_params(dialect, fields),
-        body=body if isinstance(body, Mapping) else None,
+        body=body if (type(body) is dict or isinstance(body, Mapping)) else None,
     )
 
 

@@ -129,7 +129,6 @@ class Operation:
         self._opened: list[OpenCall] = []
         self._started = time.monotonic()
         self.attempt_started = self._started  # when the current attempt's request was sent
-        self._lock = new_lock()
         self._span_context: Context | None = None
         self._ended = False
         self._held = False
