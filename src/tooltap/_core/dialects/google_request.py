@@ -12,6 +12,7 @@ from __future__ import annotations
 import dataclasses
 import re
 from collections.abc import Mapping, Sequence
+from functools import lru_cache
 from typing import Any, Final
 
 from ..model import RequestInfo, ToolCall
@@ -188,11 +189,20 @@ def streaming(url: str) -> bool:
 
 def from_path(info: RequestInfo, path: str) -> RequestInfo:
     """The model (when the body has none) and streaming, as the path tells them."""
+    path_model, stream = _path_facts(path)
+    model = info.model or path_model
+    if model == info.model and stream == info.stream:
+        return info
+    return dataclasses.replace(info, model=model, stream=stream)
+
+
+@lru_cache(maxsize=256)  # a client's few model paths: read once, not on every request
+def _path_facts(path: str) -> tuple[str | None, bool]:
     match = _MODEL.search(path)
-    model = info.model or (match.group(1) if match else None)
-    return dataclasses.replace(info, model=model, stream=streaming(path))
+    return (match.group(1) if match else None), streaming(path)
 
 
+@lru_cache(maxsize=256)  # a client's host and model paths: told once, not on every request
 def provider_name(host: str | None, path: str | None) -> str:
     """``gen_ai.provider.name``: the backend told by host, then by the path's form.
 
