@@ -308,7 +308,18 @@ def arg(args: Sequence[Any], kwargs: Mapping[str, Any], index: int, name: str) -
 
 def server_of(url: object) -> tuple[str | None, int | None]:
     """``server.address`` and ``server.port`` of a base URL (an httpx URL or a string)."""
-    return _server_of(str(url))
+    global _last_server
+    last = _last_server
+    if last[0] is url:  # a client's own base URL object again (httpx URLs are immutable)
+        return last[1]
+    server = _server_of(str(url))
+    _last_server = (url, server)
+    return server
+
+
+#: The URL object ``server_of`` was last given, and its answer: ``str()`` of an httpx URL
+#: is rebuilt from its parts on every call.
+_last_server: tuple[object, tuple[str | None, int | None]] = (None, (None, None))
 
 
 @lru_cache(maxsize=64)  # a client's base URL: split once, not on every call
