@@ -31,7 +31,8 @@ from .._quietly import quietly, report
 from .._telemetry.operation import current_operation
 from .._telemetry.telemetry import get_telemetry
 from .exchange import Exchange, begin, in_send, json_body, request_content
-from .tap_stream import TapAsyncStream, TapState, TapSyncStream
+from .tap_state import TapState
+from .tap_stream import TapAsyncStream, TapSyncStream
 
 __all__ = ["install", "uninstall"]
 
