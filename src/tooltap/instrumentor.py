@@ -26,7 +26,7 @@ from opentelemetry.instrumentation.instrumentor import (  # type: ignore[attr-de
     BaseInstrumentor,
 )
 
-from ._patch import httpx_tap, tap_state
+from ._patch import httpx_tap, tap_stream
 from ._quietly import quietly, report
 from ._telemetry import export
 from ._telemetry.config import (
@@ -149,7 +149,7 @@ def _install(
 
 def _uninstall() -> None:
     tel = get_telemetry()
-    quietly(tap_state.settle_all)  # bodies in flight record nothing more
+    quietly(tap_stream.settle_all)  # bodies in flight record nothing more
     if tel is not None:
         quietly(tel.end_open)
     httpx_tap.uninstall()

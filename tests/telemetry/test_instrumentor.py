@@ -156,8 +156,8 @@ def test_suppressed_context_is_untouched(rec: Recorder, sim: Simulator) -> None:
     [("tooltap._telemetry.operation.Operation.begin_attempt", True),
      ("tooltap._telemetry.operation.Operation.record_parsed", False),
      ("tooltap._patch.httpx_tap.begin", False),
-     ("tooltap._patch.tap_state.TapState.finish", True),
-     ("tooltap._patch.tap_state.TapState.feed", True),
+     ("tooltap._patch.tap_stream.TapState.finish", True),
+     ("tooltap._patch.tap_stream.TapState.feed", True),
      ("tooltap._telemetry.operation.Operation.end", False)],
 )  # fmt: skip
 def test_injected_internal_failure_never_reaches_the_app(

@@ -34,7 +34,7 @@ from .._telemetry.telemetry import Telemetry, get_telemetry
 from .exchange import Exchange, begin, in_send
 from .patchset import Patch, PatchSet
 from .sdk_common import arg
-from .tap_state import Mode, TapState
+from .tap_stream import Mode, TapState
 
 if TYPE_CHECKING:  # aiohttp and yarl are imported by the app, never by tooltap's import
     import aiohttp

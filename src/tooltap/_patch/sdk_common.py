@@ -41,7 +41,7 @@ from .._quietly import quietly
 from .._telemetry import semconv as sc
 from .._telemetry.operation import Operation, current_operation
 from .._telemetry.telemetry import Telemetry, get_telemetry
-from .tap_state import TapState
+from .tap_stream import TapState
 
 __all__ = [
     "Call",

@@ -1,128 +1,378 @@
-"""Response-body taps: proxies for httpx/httpx2 ``response.stream`` that see every chunk.
+"""The state of one tapped response body: it parses what the app reads and settles once.
 
-Each chunk goes to the app unchanged, right after one cheap ``hot`` of the body's
-``TapState`` (the chunk is never copied, buffered or delayed beyond that); the state
-settles the operation once, however the body ends.
-
-The loops are a generator and an async generator: misuse from two threads or tasks
-(a second reader, a close while a read is running) gets the interpreter's own
-"already executing" / "already running" error, as the bare body's generator gives it.
+The tap settles its operation exactly once, on the first of: the body exhausted, closed
+(``close``/``aclose``), broken by an exception, or its proxy garbage-collected unread
+(``weakref.finalize``; the state it calls holds no reference to the proxy or the
+response, so no cycle). ``settle_all`` detaches every body in flight (uninstrument); a
+forked child forgets its parent's.
 """
 
 from __future__ import annotations
 
-import asyncio
-from collections.abc import AsyncIterator, Iterator
-from typing import Any
+import json
+import time
+import weakref
+from collections.abc import AsyncGenerator, Callable, Generator, Mapping
+from typing import Any, Final, Literal
 
-import wrapt
+from .._core.buffering import stream_buffered
+from .._core.errors import classify_error
+from .._core.model import ErrorClass, Problem, RequestInfo, ToolCall
+from .._core.stream import StreamParser, parse_response
+from .._forks import in_child
+from .._quietly import quietly, report
+from .._telemetry.content import streamed_body
+from .._telemetry.operation import Operation
+from .tap_decoder import TapDecoder
 
-from .._quietly import quietly
-from .tap_state import TapState
+__all__ = ["End", "Mode", "TapState", "settle_all"]
 
-__all__ = ["TapAsyncStream", "TapSyncStream"]
-
-
-class _Observed(wrapt.ObjectProxy[Any]):
-    """anthropic's ``Stream`` reads ``response.stream.stream_observer`` (default None) for
-    every event. Forwarded by the proxy, a missing attribute costs two formatted
-    AttributeErrors, and a property a Python call: the proxies keep it as a plain
-    attribute, read in C. wrapt sets an attribute its type has on the proxy itself; setting
-    it also sets the wrapped stream's, as forwarding would."""
-
-    stream_observer: Any = None
-
-    def __init__(self, wrapped: Any) -> None:
-        super().__init__(wrapped)
-        observer = getattr(wrapped, "stream_observer", None)
-        if observer is not None:
-            self.stream_observer = observer
-
-    def __setattr__(self, name: str, value: Any) -> None:
-        if name == "stream_observer":
-            setattr(self.__wrapped__, name, value)
-        super().__setattr__(name, value)
+Mode = Literal["sse", "body", "error"]
+End = Literal["exhausted", "closed", "error", "collected", "detached"]
+_ERROR_BODY_CAP: Final = 64 * 1024
 
 
-class TapSyncStream(_Observed):
-    """Proxy for a sync ``response.stream`` (httpx or httpx2 ``SyncByteStream``)."""
+#: How an SSE body starts (after any blank lines): a field, or a comment.
+_SSE_HEADS: Final = (b"data:", b"event:", b"id:", b"retry:", b":")
 
-    def __init__(self, wrapped: Any, state: TapState) -> None:
-        super().__init__(wrapped)
-        self._self_state = state
-        state.watch(self)
 
-    def __iter__(self) -> Iterator[bytes]:
-        return self._loop(self._self_state)
+def _none(chunk: bytes) -> None:
+    """``hot`` while the client's decoder, not the raw stream, hands the tap its bytes."""
 
-    def _loop(self, state: TapState) -> Iterator[bytes]:
-        """Every chunk to the app, after tooltap's step; settles once however it ends."""
-        state.reading()
+
+class TapState:
+    """What one tapped body has seen.
+
+    The proxies call ``hot(chunk)`` for every chunk and hand the calls it returns to
+    ``op.calls_received``: ``hot`` is ``feed`` for the first chunk, then the parser's own
+    ``feed`` when nothing else is left to do per chunk (an SSE body, not compressed),
+    which saves a Python call on every event.
+
+    A body the client decodes (``Content-Encoding``) is parsed from the client's own
+    decoded pieces instead (``decoding``): never decoded twice, never other than the app
+    gets it. A body not marked as SSE is taken as SSE when it starts like one. A body that
+    is not parsed (too big to keep) says so in one problem.
+
+    For ``stream_buffered`` it keeps three clock readings (headers, the first read
+    started, the first chunk), the first chunk's events and bytes, and per chunk only
+    the byte count (``size``, added by the proxies).
+    """
+
+    __slots__ = (
+        "__weakref__",
+        "_at",
+        "_buf",
+        "_cap",
+        "_decoded",
+        "_deferred",
+        "_done",
+        "_finalizer",
+        "_first",
+        "_first_at",
+        "_first_bytes",
+        "_first_events",
+        "_off",
+        "_oversized",
+        "_parser",
+        "_pending",
+        "_read_at",
+        "_reader",
+        "capture",
+        "headers",
+        "hot",
+        "info",
+        "mode",
+        "op",
+        "size",
+        "status",
+    )
+
+    def __init__(
+        self,
+        op: Operation,
+        info: RequestInfo,
+        *,
+        mode: Mode,
+        status: int,
+        headers: Mapping[str, str],
+    ) -> None:
+        self._at = time.monotonic()
+        self._read_at: float | None = None
+        self._first_at = 0.0
+        self._first_events = 0
+        self._first_bytes = 0
+        self.size = 0
+        self.op = op
+        self.info = info
+        self.mode = mode
+        self.status = status
+        self.headers = headers
+        self.capture = op.tel.config.capture_any
+        limits = op.tel.config.limits
+        self._parser = StreamParser(info.dialect, limits=limits) if mode == "sse" else None
+        self._buf = bytearray()
+        self._cap = _ERROR_BODY_CAP if mode == "error" else limits.max_event_bytes
+        self._decoded = False
+        self._pending = False  # the raw body ended; the client's decoder not flushed yet
+        self._first = mode != "error"
+        self._off = False
+        self._oversized = False
+        self._done = False
+        self._finalizer: weakref.finalize[Any, Any] | None = None
+        self._reader: weakref.ref[Any] | None = None
+        self._deferred: tuple[End, BaseException | None] | None = None
+        self.hot: Callable[[bytes], list[ToolCall] | None] = self.feed
+
+    def decoding(self, decoder: Any) -> TapDecoder:
+        """The client's decoder for this body, wrapped to hand the tap what it decodes."""
+        self._decoded = True
+        return TapDecoder(decoder, self)
+
+    def stop(self) -> None:
+        """Tap no more of this body (the chunks still go to the app)."""
+        self._off = True
+        self.hot = self.feed
+
+    def forget(self) -> None:
+        """Never settle: a forked child's copy of a body its parent is reading."""
+        self._done = True
+        if self._finalizer is not None:
+            self._finalizer.detach()
+            self._finalizer = None
+
+    def watch(self, proxy: object) -> None:
+        """Settle as ``collected`` if ``proxy`` is garbage-collected before the body ends."""
+        finalizer = weakref.finalize(proxy, _collected, self)
+        finalizer.atexit = False
+        self._finalizer = finalizer
+        _live.add(self)
+
+    def reading(self) -> None:
+        """The app started reading the body (a time for ``stream_buffered``)."""
+        if self._read_at is None:
+            self._read_at = time.monotonic()
+
+    def read_by(self, reader: Generator[Any] | AsyncGenerator[Any]) -> None:
+        """``reader`` is the SDK's own loop over this body: a body that ends during one of its
+        steps settles once that step is over, with what the SDK raised (``read_done``)."""
+        self._reader = weakref.ref(reader)
+
+    def _sdk_stepping(self) -> bool:
+        reader = self._reader() if self._reader is not None else None
+        if reader is None:
+            return False
+        return bool(getattr(reader, "gi_running", False) or getattr(reader, "ag_running", False))
+
+    def read_done(self, exc: BaseException | None) -> None:
+        """The SDK's loop over this body ended: returned, closed, or raised ``exc``.
+
+        When the SDK raised (not a cancellation), it never handed the response on: the
+        body settles with that failure (a close the SDK made on its way out is not the
+        app stopping early), and the response's calls are not delivered."""
+        self._reader = None
+        deferred, self._deferred = self._deferred, None
+        failed = exc if isinstance(exc, Exception) else None
+        if self._done:
+            if failed is not None and not self.op.ended:
+                self.op.not_delivered(failed)
+            return
+        if failed is None:
+            if deferred is not None:
+                self._settle(*deferred)
+            return
+        end, cause = deferred or ("closed", None)
+        if end != "error":
+            cause = None  # the SDK's own failure, not the transport's
+        self._settle(end, cause, failed)
+
+    def feed(self, chunk: bytes) -> list[ToolCall] | None:
+        """One raw chunk, as the transport delivered it; the calls it completed."""
+        if self._off:
+            return None
+        if self._first:
+            self._first = False
+            self._first_at = time.monotonic()
+            self.op.first_chunk()
+            if self._decoded:
+                self.hot = _none
+                return None
+            if self._parser is not None:
+                self._first_events = chunk.count(b"\n\n") + chunk.count(b"\r\n\r\n")
+                self._first_bytes = len(chunk)
+                if not self.capture:
+                    self.hot = self._parser.feed
+        if self._decoded:
+            return None
+        return self._take(chunk)
+
+    def decoded(self, data: bytes) -> None:
+        """One piece the client's decoder produced for the app."""
+        if self._off or not data:
+            return
         try:
-            for chunk in self.__wrapped__:
-                try:
-                    state.size += len(chunk)
-                    calls = state.hot(chunk)
-                    if calls:
-                        state.op.calls_received(calls)
-                except Exception as exc:  # noqa: BLE001 - never into the app
-                    state.broken(exc)
-                yield chunk
-        except GeneratorExit:
-            quietly(state.finish, "closed")
-            raise
-        except BaseException as exc:
-            quietly(state.finish, "error", exc)
-            raise
-        quietly(state.finish, "exhausted")
+            calls = self._take(data)
+            if calls:
+                self.op.calls_received(calls)
+        except Exception as exc:  # noqa: BLE001 - never into the app
+            self.broken(exc)
 
-    def close(self) -> None:
+    def flushed(self) -> None:
+        """The client's decoder is flushed: a raw end that waited for it settles now."""
+        self._decoded = False
+        if self._pending:
+            quietly(self.finish, "exhausted")
+
+    def _take(self, data: bytes) -> list[ToolCall] | None:
+        parser = self._parser
+        if parser is not None:
+            if self.capture and len(self._buf) + len(data) <= self._cap:
+                self._buf += data  # the text, recorded at the end under content capture
+            return parser.feed(data)
+        if self.mode == "body" and not self._buf and self._sse_start(data):
+            return self._take(data)
+        if len(self._buf) + len(data) <= self._cap:
+            self._buf += data
+        else:
+            self.stop()  # too big to keep: settle without a parse (saying so, unless an error)
+            self._buf = bytearray()
+            if self.mode == "body":
+                self._oversized = True
+                detail = f"body over {self._cap} bytes: not parsed"
+                self.op.record_problem(Problem("oversized_event", detail=detail))
+        return None
+
+    def _sse_start(self, data: bytes) -> bool:
+        """Whether a body not marked as SSE starts like an SSE stream (or, for a streamed
+        request, not like JSON); if so the SSE parser takes it from here."""
+        head = data.lstrip()[:6]
+        if not head:
+            return False
+        if not head.startswith(_SSE_HEADS) and (head[:1] in b"{[" or not self.info.stream):
+            return False
+        self.mode = "sse"
+        self._parser = StreamParser(self.info.dialect, limits=self.op.tel.config.limits)
+        return True
+
+    def broken(self, exc: Exception) -> None:
+        """Tapping failed (a tooltap bug): report it once and stop tapping this body."""
+        self._off = True
+        self.hot = self.feed
+        report(exc, "tap_stream")
+
+    def finish(self, end: End, exc: BaseException | None = None) -> None:
+        """Settle the operation for this body; runs once, whatever calls it."""
+        if self._done:
+            return
+        if end == "exhausted" and self._decoded:  # the client's decoder may hand on a tail
+            self._pending = True
+            return
+        if self._pending and end in ("closed", "collected"):
+            end = "exhausted"  # the raw body was read to its end
+        if self._sdk_stepping():  # ended inside an SDK step: wait for how that step ends
+            if self._deferred is None:
+                self._deferred = (end, exc)
+            return
+        self._settle(end, exc)
+
+    def _settle(self, end: End, exc: BaseException | None, sdk: Exception | None = None) -> None:
+        """Settle once; ``sdk``: what the SDK raised on the body (its calls not delivered)."""
+        if self._done:
+            return
+        self._done = True
+        _live.discard(self)
+        if self._finalizer is not None:
+            self._finalizer.detach()
+            self._finalizer = None
+        error: ErrorClass | None = None
         try:
-            self.__wrapped__.close()
-        finally:
-            quietly(self._self_state.finish, "closed")
+            error = self._record(end, exc, by_sdk=sdk is not None)
+            if sdk is not None:
+                self.op.not_delivered(sdk)
+        finally:  # a recording failure (a tooltap bug) must not leave the operation open
+            self.op.release(None if self.mode == "error" else exc, error)
+
+    def _record(self, end: End, exc: BaseException | None, *, by_sdk: bool) -> ErrorClass | None:
+        """Record the response on the operation; the error it ends with, for error bodies."""
+        op = self.op
+        if self.mode == "error":
+            error = classify_error(self.status, self.headers, bytes(self._buf) or None)
+            op.attempt_failed(error)
+            return error
+        if end == "detached":
+            return None  # uninstrumented mid-body: what was received stays recorded
+        early = end in ("closed", "collected")
+        failure = classify_error(None, {}, None, exc) if exc is not None else None
+        if self._off:
+            if early and not self._oversized and not by_sdk:
+                op.record_closed_early()
+        elif self._parser is not None:
+            parsed = self._parser.close()
+            text = streamed_body(self.info.dialect, bytes(self._buf)) if self.capture else None
+            op.record_parsed(
+                parsed, self.info, body=text, closed_early=early, by_sdk=by_sdk, failure=failure
+            )
+            failure = None  # recorded with the response
+            if parsed.complete and exc is None:  # whole (an SDK may close it after the end)
+                self._check_buffered()
+        elif end == "exhausted":
+            body = bytes(self._buf)
+            decoded = _json(body) if self.capture else None
+            parsed = parse_response(body, self.info.dialect, limits=self.op.tel.config.limits)
+            op.record_parsed(parsed, self.info, body=decoded)
+        elif early and not by_sdk:
+            op.record_closed_early()
+        if failure is not None:
+            op.attempt_failed(failure)
+        return None
+
+    def _check_buffered(self) -> None:
+        """A whole stream that arrived as a buffering proxy releases one: a problem."""
+        reading, config = self._read_at, self.op.tel.config
+        if reading is None or self._first_events == 0:
+            return
+        wait = (self._at - self.op.attempt_started) + (self._first_at - reading)
+        spread = time.monotonic() - self._first_at
+        events = self._first_events
+        if stream_buffered(
+            wait=wait,
+            spread=spread,
+            events=events,
+            first_bytes=self._first_bytes,
+            total_bytes=self.size,
+            min_wait=config.stream_buffered_wait,
+            min_events=config.stream_buffered_events,
+        ):
+            detail = f"{events} events at once after {wait:.2f}s"
+            self.op.record_problem(Problem("stream_buffered", detail=detail))
 
 
-class TapAsyncStream(_Observed):
-    """Proxy for an async ``response.stream`` (httpx or httpx2 ``AsyncByteStream``)."""
+def _json(body: bytes) -> Any:
+    try:
+        return json.loads(body)
+    except ValueError:
+        return None
 
-    def __init__(self, wrapped: Any, state: TapState) -> None:
-        super().__init__(wrapped)
-        self._self_state = state
-        state.watch(self)
 
-    def __aiter__(self) -> AsyncIterator[bytes]:
-        return self._loop(self._self_state)
+#: Bodies being tapped now (a state leaves when it settles).
+_live: weakref.WeakSet[TapState] = weakref.WeakSet()
 
-    async def _loop(self, state: TapState) -> AsyncIterator[bytes]:
-        """Every chunk to the app, after tooltap's step; settles once however it ends
-        (a cancelled reader as closed)."""
-        inner = self.__wrapped__.__aiter__()
-        state.reading()
-        try:
-            async for chunk in inner:
-                try:
-                    state.size += len(chunk)
-                    calls = state.hot(chunk)
-                    if calls:
-                        state.op.calls_received(calls)
-                except Exception as exc:  # noqa: BLE001 - never into the app
-                    state.broken(exc)
-                yield chunk
-        except (GeneratorExit, asyncio.CancelledError):  # the app's task stopped reading
-            quietly(state.finish, "closed")
-            raise
-        except BaseException as exc:
-            quietly(state.finish, "error", exc)
-            raise
-        finally:
-            aclose = getattr(inner, "aclose", None)
-            if aclose is not None:
-                await aclose()
-        quietly(state.finish, "exhausted")
 
-    async def aclose(self) -> None:
-        try:
-            await self.__wrapped__.aclose()
-        finally:
-            quietly(self._self_state.finish, "closed")
+def settle_all() -> None:
+    """Stop tapping every body still being read and settle it as ``detached`` (uninstrument):
+    the rest of each body goes to the app untouched, nothing more is recorded for it."""
+    for state in list(_live):
+        state.stop()
+        quietly(state.finish, "detached")
+
+
+@in_child
+def _forget_parent_bodies() -> None:
+    """A forked child never settles the bodies its parent was reading (the parent does)."""
+    for state in list(_live):
+        state.stop()
+        state.forget()
+    _live.clear()
+
+
+def _collected(state: TapState) -> None:
+    quietly(state.finish, "collected")
