@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import logging
 import os
 import shlex
 import sys
@@ -97,6 +98,7 @@ def _e2e(args: argparse.Namespace, toggle: Toggle, out: dict[str, Any]) -> list[
             events=events,
             peak=not args.no_peak,
             repeat=2 if args.smoke else 10,
+            peer_cases=frozenset() if args.no_peers else frozenset(c.name for c in CASES),
         )
     kinds = {c.name: "raw" for c in RAW} | {c.name: "non-llm" for c in NON_LLM}
     out["cases"] = [{**r.summary(), "kind": kinds.get(r.case.name, "sdk")} for r in results]
@@ -137,6 +139,7 @@ def main(argv: list[str] | None = None) -> int:
         "--skip", nargs="*", default=[], choices=["e2e", "parsers", "memory", "history"]
     )
     parser.add_argument("--no-peak", action="store_true", help="skip the tracemalloc pass")
+    parser.add_argument("--no-peers", action="store_true", help="measure no peer instrumentation")
     parser.add_argument(
         "--profile", nargs="*", help="cases to profile (cProfile, by component) after the run"
     )
@@ -147,6 +150,8 @@ def main(argv: list[str] | None = None) -> int:
     if args.readme:
         return _write_readme(_HERE / "results" / "latest.json")
     warnings.simplefilter("ignore", DeprecationWarning)
+    for name in ("opentelemetry.attributes", "google_genai"):  # a peer's per-request warnings:
+        logging.getLogger(name).addHandler(logging.NullHandler())  # made, not printed
     started = time.monotonic()
     out: dict[str, Any] = {"machine": machine(), "smoke": args.smoke}
     toggle = Toggle()
