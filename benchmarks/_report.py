@@ -310,7 +310,16 @@ def tables(results: dict[str, Any]) -> str:
         if peers:
             out.append("\n### Peer instrumentations (client CPU over bare, the same rounds)\n")
             out.append(peers)
+            info = results.get("peer_instrumentations") or {}
+            for name, left in (info.get("wrappers_left_by_uninstrument") or {}).items():
+                out.append(
+                    f"\n{name}'s `uninstrument()` left {len(left)} wrappers on the SDK "
+                    f"(e.g. `{left[0]}`); the benchmark removes them after each of its rounds."
+                )
     checks = results.get("targets")
+    reasons = [why for c in cases or () for why in c.get("peers_not_measured", {}).values()]
+    if reasons and all("not installed" in why for why in reasons):
+        out.append("\nPeers not installed: `scripts/bench` runs this with them.")
     if checks:
         rows = [[t["target"], t["case"], t["value"], t["verdict"]] for t in checks]
         out.append("\n### Targets (verdicts computed from this run)\n")
