@@ -204,8 +204,8 @@ _PREAMBLE = """# Benchmark results
 
 Written by `python -m benchmarks` from one run of one commit; every verdict is computed
 from that run's figures against the targets in `benchmarks/_report.py`. Do not edit by
-hand: re-run it (about 6 minutes with the peers; the README's performance section then follows with
-`python -m benchmarks --readme`).
+hand: re-run it (about 5 minutes, 8 to 10 with the peers; the README's performance
+section then follows with `python -m benchmarks --readme`).
 
 **Reproduce** (from the repository root). With the peers, as these figures were taken
 when the peer table below has figures: `scripts/bench` (a venv of its own, `.venv-bench`,
