@@ -121,9 +121,10 @@ def _compiled(schema: dict[str, Any], name: str) -> _Compiled:
             hint = _compile(json.dumps(schema, sort_keys=True, default=str))
             _BY_NAME[name] = hint
         _BY_ID[key] = hint
-    for hints in (_BY_ID, _BY_NAME):
-        if len(hints) > _MAX_BY_ID:
-            hints.clear()
+        if len(_BY_ID) > _MAX_BY_ID:
+            _BY_ID.clear()
+        if len(_BY_NAME) > _MAX_BY_ID:
+            _BY_NAME.clear()
     return hint
 
 

@@ -345,9 +345,13 @@ _REQUEST_ATTRIBUTES: Final = {
         sc.GEN_AI_REQUEST_STOP_SEQUENCES,
     )
 }
-#: Per dialect: semconv request attribute -> where the request body keeps it (first found).
-_PARAMS: Final[dict[str, dict[str, tuple[_Path, ...]]]] = {
-    d.name: {_REQUEST_ATTRIBUTES[k]: paths for k, paths in d.request_params.items()}
+#: Per dialect: (semconv request attribute, where the request body keeps it: one top-level
+#: key, or paths, first found).
+_PARAMS: Final[dict[str, tuple[tuple[str, str | tuple[_Path, ...]], ...]]] = {
+    d.name: tuple(
+        (_REQUEST_ATTRIBUTES[k], paths[0][0] if len(paths) == 1 and len(paths[0]) == 1 else paths)
+        for k, paths in d.request_params.items()
+    )
     for d in TABLE.values()
 }
 
@@ -379,8 +383,13 @@ def request_params(dialect: str, body: object) -> dict[str, AttributeValue]:
     if not (type(body) is dict or isinstance(body, Mapping)):
         return {}
     params: dict[str, AttributeValue] = {}
-    for name, paths in _PARAMS.get(dialect, {}).items():
-        for path in paths:
+    for name, where in _PARAMS.get(dialect, ()):
+        if isinstance(where, str):  # one top-level key: most parameters of most dialects
+            found = body.get(where)
+            if found is not None and (value := _attribute(name, found)) is not None:
+                params[name] = value
+            continue
+        for path in where:
             found = body.get(path[0]) if len(path) == 1 else _dig(body, path)
             if found is None:  # absent: most parameters of most requests
                 continue
