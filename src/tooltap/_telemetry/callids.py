@@ -17,7 +17,7 @@ from __future__ import annotations
 import json
 from collections import OrderedDict
 from collections.abc import Mapping
-from typing import Any, Final, TypeVar
+from typing import Any, TypeVar
 
 __all__ = ["Bounded", "call_key", "canonical"]
 
@@ -57,9 +57,6 @@ class _Tag:
 _OBJECT, _ARRAY, _NUMBER, _TRUE, _FALSE = (_Tag() for _ in range(5))
 
 
-_STR: Final = frozenset({str})
-
-
 class _NotPlain(Exception):
     """A value of a type a JSON decoder never returns."""
 
@@ -70,16 +67,14 @@ def _tree(value: Any) -> Any:
     if kind is str or kind is int or value is None:
         return value
     if kind is dict:
-        if not set(map(type, value)) <= _STR:
-            raise _NotPlain
-        # keys are distinct: sorting never compares values
-        return (
-            _OBJECT,
-            *[
-                (key, item if type(item) is str or type(item) is int else _tree(item))
-                for key, item in sorted(value.items())
-            ],
-        )
+        items = []
+        for key, item in value.items():
+            if type(key) is not str:
+                raise _NotPlain
+            kind = type(item)
+            items.append((key, item if kind is str or kind is int else _tree(item)))
+        items.sort()  # keys are distinct: values are never compared
+        return (_OBJECT, *items)
     if kind is list or kind is tuple:
         return (_ARRAY, *[v if type(v) is str or type(v) is int else _tree(v) for v in value])
     if kind is float:
