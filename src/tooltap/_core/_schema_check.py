@@ -279,11 +279,27 @@ def _array(item: Check | None, low: float | None, high: float | None) -> Check:
     return check
 
 
+_ABSENT: Final = object()
+
+
 def _object(props: dict[str, Check], required: frozenset[str], extra: Check | None) -> Check:
     if extra is _always:
         extra = None
     if not props and not required and extra is None:
         return _always
+    if extra is None:  # undeclared properties unconstrained: only the constrained ones
+        constrained = tuple((k, c) for k, c in props.items() if c is not _always)
+
+        def declared(value: dict[Any, Any]) -> bool:
+            if required and not value.keys() >= required:
+                return False
+            for key, sub in constrained:
+                each = value.get(key, _ABSENT)
+                if each is not _ABSENT and not sub(each):
+                    return False
+            return True
+
+        return declared
     get = props.get
 
     def check(value: dict[Any, Any]) -> bool:

@@ -4,6 +4,7 @@ Each dialect's path suffixes and body keys are in its ``TABLE`` entry."""
 
 from __future__ import annotations
 
+from functools import lru_cache
 from typing import Final
 
 from .dialects import TABLE
@@ -26,6 +27,11 @@ def detect_dialect(method: str, url: str) -> str | None:
         path = path.rstrip("/")
     if not path.endswith(_SUFFIXES):  # most traffic that is not LLM traffic stops here
         return None
+    return _route(path)
+
+
+@lru_cache(maxsize=256)  # an app's few API paths: told once, not on every request
+def _route(path: str) -> str | None:
     for suffixes, claims, name in _ROUTES:
         if path.endswith(suffixes):
             return name if claims(path) else None

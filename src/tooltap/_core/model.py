@@ -4,8 +4,8 @@ The dialects themselves are in ``dialects.TABLE``."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from typing import Any, Final
+from dataclasses import MISSING, dataclass, field, fields
+from typing import Any, Final, TypeVar
 
 __all__ = [
     "PROBLEM_KINDS",
@@ -19,6 +19,36 @@ __all__ = [
     "ToolResultRef",
     "Usage",
 ]
+
+_T = TypeVar("_T")
+
+
+def _fast_init(cls: type[_T]) -> type[_T]:
+    """Give a frozen slots dataclass an ``__init__`` that stores each field through its slot
+    descriptor: the generated one calls ``object.__setattr__`` per field, several times
+    slower, and these values are built for every call and response. Same signature,
+    defaults and default factories; instances stay frozen."""
+    params, lines = [], []
+    scope: dict[str, Any] = {"_MISSING": MISSING}
+    for f in fields(cls):  # type: ignore[arg-type]
+        scope[f"_set_{f.name}"] = vars(cls)[f.name].__set__
+        if f.default is not MISSING:
+            scope[f"_default_{f.name}"] = f.default
+            params.append(f"{f.name}=_default_{f.name}")
+        elif f.default_factory is not MISSING:
+            scope[f"_factory_{f.name}"] = f.default_factory
+            params.append(f"{f.name}=_MISSING")
+            lines.append(f" if {f.name} is _MISSING: {f.name} = _factory_{f.name}()")
+        else:
+            params.append(f.name)
+        lines.append(f" _set_{f.name}(self, {f.name})")
+    source = f"def __init__(self, {', '.join(params)}) -> None:\n" + "\n".join(lines)
+    exec(source, scope)  # noqa: S102 - built from the class's own field names
+    init = scope["__init__"]
+    init.__qualname__ = f"{cls.__qualname__}.__init__"
+    cls.__init__ = init  # type: ignore[method-assign]
+    return cls
+
 
 #: Every ``Problem.kind`` the core can report.
 PROBLEM_KINDS: Final = (
@@ -37,6 +67,7 @@ PROBLEM_KINDS: Final = (
 )
 
 
+@_fast_init
 @dataclass(frozen=True, slots=True)
 class ToolCall:
     """One complete, client-side tool call, the same for every provider."""
@@ -50,6 +81,7 @@ class ToolCall:
     dialect: str = ""
 
 
+@_fast_init
 @dataclass(frozen=True, slots=True)
 class ServerCall:
     """A tool call the provider executed itself (Anthropic ``server_tool_use``...)."""
@@ -61,6 +93,7 @@ class ServerCall:
     index: int
 
 
+@_fast_init
 @dataclass(frozen=True, slots=True)
 class Problem:
     """Something that kept a call (or a response) from being complete and valid.
@@ -77,6 +110,7 @@ class Problem:
     received: str | None = None
 
 
+@_fast_init
 @dataclass(frozen=True, slots=True)
 class Usage:
     """Token counts as the provider reported them."""
@@ -87,6 +121,7 @@ class Usage:
     cache_creation_input_tokens: int | None = None
 
 
+@_fast_init
 @dataclass(frozen=True, slots=True)
 class Parsed:
     """Everything the core learnt from one response."""
@@ -102,6 +137,7 @@ class Parsed:
     complete: bool = True
 
 
+@_fast_init
 @dataclass(frozen=True, slots=True)
 class ToolResultRef:
     """A new tool result carried by a request (after its last model turn): which call it answers.
@@ -122,6 +158,7 @@ class ToolResultRef:
     digest: int = 0
 
 
+@_fast_init
 @dataclass(frozen=True, slots=True)
 class RequestInfo:
     """What a request declares and carries, as far as tool calls are concerned.
@@ -143,6 +180,7 @@ class RequestInfo:
     previous_response_id: str | None = None
 
 
+@_fast_init
 @dataclass(frozen=True, slots=True)
 class ErrorClass:
     """A provider or stream failure, classed for retry decisions and low-cardinality metrics."""

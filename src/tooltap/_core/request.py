@@ -31,7 +31,7 @@ def parse_request(body: bytes | str | Mapping[str, Any], dialect: str) -> Reques
             return RequestInfo(
                 dialect, problems=(Problem("unexpected_shape", detail=f"body: {exc}"),)
             )
-    if not isinstance(body, Mapping):
+    if not (type(body) is dict or isinstance(body, Mapping)):
         detail = f"body is {type(body).__name__}, not an object"
         return RequestInfo(dialect, problems=(Problem("unexpected_shape", detail=detail),))
     reader = Reader(dialect)
@@ -41,7 +41,7 @@ def parse_request(body: bytes | str | Mapping[str, Any], dialect: str) -> Reques
         reader.problem(f"request: {exc!r}")
     model = body.get("model")
     conversation = body.get("conversation")
-    if isinstance(conversation, Mapping):
+    if type(conversation) is dict or isinstance(conversation, Mapping):
         conversation = conversation.get("id")
     previous = body.get("previous_response_id")
     return RequestInfo(

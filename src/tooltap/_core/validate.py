@@ -60,28 +60,26 @@ def validate(call: ToolCall, request_info: RequestInfo) -> list[Problem]:
     """
     problems: list[Problem] = []
     dialect = call.dialect or request_info.dialect
-
-    def problem(kind: str, detail: str) -> None:
-        problems.append(Problem(kind, call.index, call.call_id, detail, call.name))
-
     entry = TABLE.get(dialect)
     if entry is not None and not entry.tool_name_rule.fullmatch(call.name):
         rule = entry.tool_name_rule.pattern
-        problem("invalid_tool_name", f"{call.name!r} does not match {rule} ({dialect})")
+        _problem(
+            problems, call, "invalid_tool_name", f"{call.name!r} does not match {rule} ({dialect})"
+        )
     if not request_info.tools:
         return problems
     schema = request_info.tools.get(call.name)
     if schema is None:
-        problem(
-            "undeclared_tool", f"{call.name!r} is not among the {len(request_info.tools)} tools"
-        )
+        detail = f"{call.name!r} is not among the {len(request_info.tools)} tools"
+        _problem(problems, call, "undeclared_tool", detail)
         return problems
     if not schema:
         return problems
     try:
         compiled, check, _ = _compiled(schema, call.name)
         if isinstance(compiled, str):
-            problem("unexpected_shape", f"declared schema of {call.name!r} is invalid: {compiled}")
+            detail = f"declared schema of {call.name!r} is invalid: {compiled}"
+            _problem(problems, call, "unexpected_shape", detail)
             return problems
         if check is not None and _passes(check, call.args):
             return problems
@@ -97,10 +95,15 @@ def validate(call: ToolCall, request_info: RequestInfo) -> list[Problem]:
                 allowed = schema.get("properties") or {}
                 extra = sorted(str(k) for k in error.instance if k not in allowed)
                 detail += f" (unexpected: {', '.join(extra)})"
-            problem("schema_violation", _short(detail))
+            _problem(problems, call, "schema_violation", _short(detail))
     except Exception as exc:  # noqa: BLE001 - e.g. an unresolvable $ref: not the call's fault
-        problem("unexpected_shape", f"declared schema of {call.name!r} is unusable: {exc!r}"[:500])
+        detail = f"declared schema of {call.name!r} is unusable: {exc!r}"[:500]
+        _problem(problems, call, "unexpected_shape", detail)
     return problems
+
+
+def _problem(problems: list[Problem], call: ToolCall, kind: str, detail: str) -> None:
+    problems.append(Problem(kind, call.index, call.call_id, detail, call.name))
 
 
 def _compiled(schema: dict[str, Any], name: str) -> _Compiled:
@@ -118,9 +121,10 @@ def _compiled(schema: dict[str, Any], name: str) -> _Compiled:
             hint = _compile(json.dumps(schema, sort_keys=True, default=str))
             _BY_NAME[name] = hint
         _BY_ID[key] = hint
-    for hints in (_BY_ID, _BY_NAME):
-        if len(hints) > _MAX_BY_ID:
-            hints.clear()
+        if len(_BY_ID) > _MAX_BY_ID:
+            _BY_ID.clear()
+        if len(_BY_NAME) > _MAX_BY_ID:
+            _BY_NAME.clear()
     return hint
 
 

@@ -308,7 +308,18 @@ def arg(args: Sequence[Any], kwargs: Mapping[str, Any], index: int, name: str) -
 
 def server_of(url: object) -> tuple[str | None, int | None]:
     """``server.address`` and ``server.port`` of a base URL (an httpx URL or a string)."""
-    return _server_of(str(url))
+    global _last_server
+    last = _last_server
+    if last[0] is url:  # a client's own base URL object again (httpx URLs are immutable)
+        return last[1]
+    server = _server_of(str(url))
+    _last_server = (url, server)
+    return server
+
+
+#: The URL object ``server_of`` was last given, and its answer: ``str()`` of an httpx URL
+#: is rebuilt from its parts on every call.
+_last_server: tuple[object, tuple[str | None, int | None]] = (None, (None, None))
 
 
 @lru_cache(maxsize=64)  # a client's base URL: split once, not on every call
@@ -334,9 +345,13 @@ _REQUEST_ATTRIBUTES: Final = {
         sc.GEN_AI_REQUEST_STOP_SEQUENCES,
     )
 }
-#: Per dialect: semconv request attribute -> where the request body keeps it (first found).
-_PARAMS: Final[dict[str, dict[str, tuple[_Path, ...]]]] = {
-    d.name: {_REQUEST_ATTRIBUTES[k]: paths for k, paths in d.request_params.items()}
+#: Per dialect: (semconv request attribute, where the request body keeps it: one top-level
+#: key, or paths, first found).
+_PARAMS: Final[dict[str, tuple[tuple[str, str | tuple[_Path, ...]], ...]]] = {
+    d.name: tuple(
+        (_REQUEST_ATTRIBUTES[k], paths[0][0] if len(paths) == 1 and len(paths[0]) == 1 else paths)
+        for k, paths in d.request_params.items()
+    )
     for d in TABLE.values()
 }
 
@@ -344,7 +359,7 @@ _PARAMS: Final[dict[str, dict[str, tuple[_Path, ...]]]] = {
 def _dig(body: Mapping[str, Any], path: _Path) -> object:
     value: object = body
     for key in path:
-        if not isinstance(value, Mapping):
+        if not (type(value) is dict or isinstance(value, Mapping)):
             return None
         value = value.get(key)
     return value
@@ -365,11 +380,16 @@ def _attribute(name: str, value: object) -> AttributeValue | None:
 
 def request_params(dialect: str, body: object) -> dict[str, AttributeValue]:
     """The ``gen_ai.request.*`` attributes a request body sets (max_tokens, temperature...)."""
-    if not isinstance(body, Mapping):
+    if not (type(body) is dict or isinstance(body, Mapping)):
         return {}
     params: dict[str, AttributeValue] = {}
-    for name, paths in _PARAMS.get(dialect, {}).items():
-        for path in paths:
+    for name, where in _PARAMS.get(dialect, ()):
+        if isinstance(where, str):  # one top-level key: most parameters of most dialects
+            found = body.get(where)
+            if found is not None and (value := _attribute(name, found)) is not None:
+                params[name] = value
+            continue
+        for path in where:
             found = body.get(path[0]) if len(path) == 1 else _dig(body, path)
             if found is None:  # absent: most parameters of most requests
                 continue
@@ -397,7 +417,7 @@ def describe_body(
     dialect = detect_dialect(method, url)
     if dialect is None:
         return None
-    fields: Mapping[str, Any] = body if isinstance(body, Mapping) else {}
+    fields: Mapping[str, Any] = body if (type(body) is dict or isinstance(body, Mapping)) else {}
     model = fields.get("model")
     address, port = server_of(base_url)
     if filtering():
@@ -411,7 +431,7 @@ def describe_body(
         server_port=port,
         stream=fields.get("stream") is True,
         params=request_params(dialect, fields),
-        body=body if isinstance(body, Mapping) else None,
+        body=body if (type(body) is dict or isinstance(body, Mapping)) else None,
     )
 
 

@@ -21,6 +21,7 @@ the SDK fails on is recorded as its failure (``reader_wrappers``).
 from __future__ import annotations
 
 from collections.abc import Mapping
+from functools import lru_cache
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -43,11 +44,13 @@ from .sdk_common import (
 __all__ = ["PATCHES", "install", "uninstall"]
 
 
-def _model(url: str) -> str | None:
-    """``gemini-x`` from ``.../models/gemini-x:generateContent`` (Gemini or Vertex paths)."""
-    last = urlsplit(url).path.rsplit("/", 1)[-1]
-    model = last.split(":", 1)[0]
-    return model or None
+@lru_cache(maxsize=256)  # a client's few model URLs: split once, not on every call
+def _split(url: str) -> tuple[str | None, str]:
+    """The model (``gemini-x`` from ``.../models/gemini-x:generateContent``, Gemini or
+    Vertex paths) and the path of a request URL."""
+    path = urlsplit(url).path
+    model = path.rsplit("/", 1)[-1].split(":", 1)[0]
+    return model or None, path
 
 
 def _describe(instance: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Call | None:
@@ -61,10 +64,10 @@ def _describe(instance: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> C
     address, port = server_of(url)
     if not observed(address, url):
         return None
-    path = urlsplit(url).path
+    model, path = _split(url)
     return Call(
         dialect=dialect,
-        request_model=_model(url),
+        request_model=model,
         server_address=address,
         server_port=port,
         stream=bool(arg(args, kwargs, 2, "stream")),

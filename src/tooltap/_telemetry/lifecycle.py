@@ -344,6 +344,8 @@ class Lifecycle:
         with self._lock:
             while (oldest := self._open.oldest()) is not None and oldest.started <= limit:
                 expired.append(self._open.pop_oldest())
+        if not expired:  # most requests
+            return 0
         for entry in expired:
             self._finish(entry, sc.RESULT_ORPHANED, is_error=True)
         return sum(1 for e in expired if e.span is not None)

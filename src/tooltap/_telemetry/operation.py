@@ -269,8 +269,11 @@ class Operation:
         self.calls_received(parsed.calls)
         response_attributes(self.tel, self._out, self.attributes, parsed)
         problems = parsed.problems
-        ended_by_error = any(p.kind == "error_event" for p in problems)
-        if closed_early and not parsed.complete and not ended_by_error:  # else the provider's
+        if (  # else the provider's: an error event ended it
+            closed_early
+            and not parsed.complete
+            and not any(p.kind == "error_event" for p in problems)
+        ):
             if not by_sdk:
                 self.record_closed_early()
             problems = tuple(p for p in problems if p.kind not in _STOPPED_BY_APP)

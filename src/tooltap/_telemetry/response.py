@@ -33,27 +33,26 @@ def response_attributes(
         reason = "error" if failed else sc.finish_reason(raw, bool(parsed.calls))
         found[sc.GEN_AI_RESPONSE_FINISH_REASONS] = (reason,)
     usage = parsed.usage
-    if usage is not None:
-        for key, value, token_type in (
-            (sc.GEN_AI_USAGE_INPUT_TOKENS, usage.input_tokens, "input"),
-            (sc.GEN_AI_USAGE_OUTPUT_TOKENS, usage.output_tokens, "output"),
-            (sc.GEN_AI_USAGE_CACHE_READ_INPUT_TOKENS, usage.cache_read_input_tokens, None),
-            (
-                sc.GEN_AI_USAGE_CACHE_CREATION_INPUT_TOKENS,
-                usage.cache_creation_input_tokens,
-                None,
-            ),
-        ):
-            if value is None:
-                continue
-            found[key] = value
-            if token_type is not None:
-                tel.instruments.token_usage.record(
-                    value,
-                    {**attributes, sc.GEN_AI_TOKEN_TYPE: token_type},
-                    context=out.context(),
-                )
+    if usage is not None:  # each count as reported; input and output also as metrics
+        if (value := usage.input_tokens) is not None:
+            found[sc.GEN_AI_USAGE_INPUT_TOKENS] = value
+            _tokens(tel, out, attributes, value, "input")
+        if (value := usage.output_tokens) is not None:
+            found[sc.GEN_AI_USAGE_OUTPUT_TOKENS] = value
+            _tokens(tel, out, attributes, value, "output")
+        if (value := usage.cache_read_input_tokens) is not None:
+            found[sc.GEN_AI_USAGE_CACHE_READ_INPUT_TOKENS] = value
+        if (value := usage.cache_creation_input_tokens) is not None:
+            found[sc.GEN_AI_USAGE_CACHE_CREATION_INPUT_TOKENS] = value
     out.set_own(found)
+
+
+def _tokens(
+    tel: Telemetry, out: InferenceSpan, attributes: Mapping[str, Any], value: int, kind: str
+) -> None:
+    tel.instruments.token_usage.record(
+        value, {**attributes, sc.GEN_AI_TOKEN_TYPE: kind}, context=out.context()
+    )
 
 
 def problem_event(tel: Telemetry, out: InferenceSpan, problem: Problem) -> None:

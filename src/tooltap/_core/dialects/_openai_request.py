@@ -39,7 +39,8 @@ def result_is_error(content: Any) -> bool:
         content = "".join(
             p.get("text", "")
             for p in content
-            if isinstance(p, Mapping) and p.get("type") in ("text", "input_text", "output_text")
+            if (type(p) is dict or isinstance(p, Mapping))
+            and p.get("type") in ("text", "input_text", "output_text")
         )
     if not isinstance(content, str) or not content.startswith('{"error"'):
         return False
@@ -54,19 +55,21 @@ def openai_choice(choice: Any) -> str | None:
     """Chat and Responses ``tool_choice`` (and legacy ``function_call``), normalized."""
     if isinstance(choice, str):
         return {"auto": "auto", "none": "none", "required": "any"}.get(choice)
-    if not isinstance(choice, Mapping):
+    if not (type(choice) is dict or isinstance(choice, Mapping)):
         return None
     kind = choice.get("type")
     if kind == "allowed_tools":
         inner = choice.get("allowed_tools", choice)
-        mode = inner.get("mode") if isinstance(inner, Mapping) else None
-        tools = inner.get("tools") if isinstance(inner, Mapping) else None
+        mode = inner.get("mode") if (type(inner) is dict or isinstance(inner, Mapping)) else None
+        tools = inner.get("tools") if (type(inner) is dict or isinstance(inner, Mapping)) else None
         if mode == "required" and isinstance(tools, list) and len(tools) == 1:
             only = tools[0]
-            return (openai_choice(only) if isinstance(only, Mapping) else None) or "any"
+            return (
+                openai_choice(only) if (type(only) is dict or isinstance(only, Mapping)) else None
+            ) or "any"
         return {"auto": "auto", "required": "any"}.get(str(mode))
     fn = choice.get(kind) if isinstance(kind, str) else None
-    name = fn.get("name") if isinstance(fn, Mapping) else choice.get("name")
+    name = fn.get("name") if (type(fn) is dict or isinstance(fn, Mapping)) else choice.get("name")
     if isinstance(name, str):
         return f"tool:{name}"
     if isinstance(kind, str) and kind not in ("function", "custom"):

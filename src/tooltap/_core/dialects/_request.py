@@ -3,6 +3,9 @@
 Only the tail of the history is read: the tool results after the last model turn are
 new, and the calls they answer are looked up in that model turn; everything before it
 is history already accounted. So the cost is the tools and the tail, not the history.
+
+Objects are tested ``type(x) is dict or isinstance(x, Mapping)``: decoded bodies are dicts,
+and the ABC check alone costs several times the type compare (the readers make dozens).
 """
 
 from __future__ import annotations
@@ -62,7 +65,7 @@ class Reader:
     def tool(self, name: Any, schema: Any, where: str) -> None:
         if not isinstance(name, str):
             self.problem(f"{where}: tool without a string name")
-        elif schema is not None and not isinstance(schema, Mapping):
+        elif schema is not None and not (type(schema) is dict or isinstance(schema, Mapping)):
             self.problem(f"{where}: schema of {name!r} is not an object")
             self.tools[name] = {}
         else:
@@ -93,7 +96,7 @@ def _args(value: Any) -> dict[str, Any] | None:
             value = loads_str(value)
         except (ValueError, RecursionError):
             return None
-    return dict(value) if isinstance(value, Mapping) else None
+    return dict(value) if (type(value) is dict or isinstance(value, Mapping)) else None
 
 
 def _digest(content: Any) -> int:
@@ -119,7 +122,7 @@ def tail(
     skipped = 0
     for i in range(len(values) - 1, -1, -1):
         item = values[i]
-        if not isinstance(item, Mapping):
+        if not (type(item) is dict or isinstance(item, Mapping)):
             skipped += 1
         elif is_model(item):
             after.reverse()
@@ -144,7 +147,7 @@ def items(value: Any, reader: Reader, where: str) -> list[Mapping[str, Any]]:
     if not isinstance(value, list):
         reader.problem(f"{where} is {type(value).__name__}, not a list")
         return []
-    out = [v for v in value if isinstance(v, Mapping)]
+    out = [v for v in value if (type(v) is dict or isinstance(v, Mapping))]
     if len(out) != len(value):
         reader.problem(f"{where}: {len(value) - len(out)} item(s) are not objects")
     return out

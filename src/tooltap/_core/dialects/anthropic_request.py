@@ -77,10 +77,14 @@ def _tool(r: Reader, tool: Mapping[str, Any], where: str) -> None:
     if toolset is not None:
         members, off = toolset
         configs = tool.get("configs")
-        configs = configs if isinstance(configs, Mapping) else {}
+        configs = configs if (type(configs) is dict or isinstance(configs, Mapping)) else {}
         for member in members:
             config = configs.get(member)
-            enabled = config.get("enabled") if isinstance(config, Mapping) else None
+            enabled = (
+                config.get("enabled")
+                if (type(config) is dict or isinstance(config, Mapping))
+                else None
+            )
             if enabled is True or (enabled is None and member not in off):
                 r.tool(member, None, where)  # schema built into the model
     elif kind in (None, "custom"):
@@ -96,9 +100,9 @@ def _addition(r: Reader, block: Mapping[str, Any], where: str) -> None:
     in ``tools`` or by an earlier addition, or one the server runs.
     """
     tool = block.get("tool")
-    if isinstance(tool, Mapping) and tool.get("type") == "tool_definition":
+    if (type(tool) is dict or isinstance(tool, Mapping)) and tool.get("type") == "tool_definition":
         definition = tool.get("definition")
-        if isinstance(definition, Mapping):
+        if type(definition) is dict or isinstance(definition, Mapping):
             _tool(r, definition, where)
         else:
             r.problem(f"{where}: tool_definition without a definition object")
@@ -109,7 +113,7 @@ def read_request(r: Reader, body: Mapping[str, Any]) -> None:
     for i, tool in enumerate(items(body.get("tools"), r, "tools")):
         _tool(r, tool, f"tools[{i}]")
     choice = body.get("tool_choice")
-    if isinstance(choice, Mapping):
+    if type(choice) is dict or isinstance(choice, Mapping):
         kind = choice.get("type")
         if kind == "tool" and isinstance(choice.get("name"), str):
             r.tool_choice = f"tool:{choice['name']}"
@@ -122,7 +126,11 @@ def read_request(r: Reader, body: Mapping[str, Any]) -> None:
     calls: dict[str, Call] = {}
     content = last.get("content") if last is not None else None
     if isinstance(content, list):
-        blocks = [b for b in content if isinstance(b, Mapping) and b.get("type") == "tool_use"]
+        blocks = [
+            b
+            for b in content
+            if (type(b) is dict or isinstance(b, Mapping)) and b.get("type") == "tool_use"
+        ]
         for position, block in enumerate(blocks):
             calls[str(block.get("id"))] = (position, block.get("name"), block.get("input"))
     for msg in after:
@@ -130,7 +138,9 @@ def read_request(r: Reader, body: Mapping[str, Any]) -> None:
         if msg.get("role") != "user" or not isinstance(content, list):
             continue
         for block in content:
-            if isinstance(block, Mapping) and block.get("type") == "tool_result":
+            if (type(block) is dict or isinstance(block, Mapping)) and block.get(
+                "type"
+            ) == "tool_result":
                 cid = block.get("tool_use_id")
                 error = block.get("is_error") is True
                 r.result(cid, error, block.get("content"), calls.get(str(cid)))
@@ -140,11 +150,13 @@ def _additions(r: Reader, messages: list[Any]) -> None:
     """Tools declared mid-conversation (``tool_addition`` blocks, also inside a
     ``compaction``'s ``tool_changes``): a cheap look at each block of the history."""
     for msg in messages:
-        content = msg.get("content") if isinstance(msg, Mapping) else None
+        content = msg.get("content") if (type(msg) is dict or isinstance(msg, Mapping)) else None
         if not isinstance(content, list):
             continue
         for block in content:
-            kind = block.get("type") if isinstance(block, Mapping) else None
+            kind = (
+                block.get("type") if (type(block) is dict or isinstance(block, Mapping)) else None
+            )
             if kind == "tool_addition":
                 _addition(r, block, "tool_addition")
             elif kind == "compaction":
@@ -188,12 +200,12 @@ def input_messages(body: Mapping[str, Any]) -> list[Message]:
     """``messages`` as semconv messages: text, ``tool_use`` and ``tool_result`` blocks."""
     out: list[Message] = []
     for msg in body.get("messages") or ():
-        if not isinstance(msg, Mapping):
+        if not (type(msg) is dict or isinstance(msg, Mapping)):
             continue
         content = msg.get("content")
         parts = text_parts(content)
         for block in content if isinstance(content, list) else ():
-            if not isinstance(block, Mapping):
+            if not (type(block) is dict or isinstance(block, Mapping)):
                 continue
             if block.get("type") == "tool_use":
                 parts.append(
@@ -226,7 +238,9 @@ def streamed_body(events: Sequence[Mapping[str, Any]]) -> dict[str, Any] | None:
     pieces: list[str] = []
     for data in events:
         delta = data.get("delta")
-        if isinstance(delta, Mapping) and delta.get("type") == "text_delta":
+        if (type(delta) is dict or isinstance(delta, Mapping)) and delta.get(
+            "type"
+        ) == "text_delta":
             piece = delta.get("text")
             if isinstance(piece, str):
                 pieces.append(piece)

@@ -12,6 +12,7 @@ from __future__ import annotations
 import dataclasses
 import re
 from collections.abc import Mapping, Sequence
+from functools import lru_cache
 from typing import Any, Final
 
 from ..model import RequestInfo, ToolCall
@@ -75,7 +76,9 @@ _INT_FIELDS: Final = frozenset(
 def read_request(r: Reader, body: Mapping[str, Any]) -> None:
     """Declared ``functionDeclarations``, ``toolConfig``, new ``functionResponse`` parts."""
     tools = body.get("tools")
-    if isinstance(tools, Mapping):  # one Tool for the repeated field: the API takes it
+    if type(tools) is dict or isinstance(
+        tools, Mapping
+    ):  # one Tool for the repeated field: the API takes it
         tools = [tools]
     for i, tool in enumerate(items(tools, r, "tools")):
         decls = get(tool, "functionDeclarations", "function_declarations")
@@ -84,15 +87,19 @@ def read_request(r: Reader, body: Mapping[str, Any]) -> None:
             schema = get(decl, "parametersJsonSchema", "parameters_json_schema")
             if schema is None:
                 params = decl.get("parameters")
-                schema = _openapi_to_json_schema(params) if isinstance(params, Mapping) else params
+                schema = (
+                    _openapi_to_json_schema(params)
+                    if (type(params) is dict or isinstance(params, Mapping))
+                    else params
+                )
             r.tool(decl.get("name"), schema, where)
     config = get(body, "toolConfig", "tool_config")
     fcc = (
         get(config, "functionCallingConfig", "function_calling_config")
-        if isinstance(config, Mapping)
+        if (type(config) is dict or isinstance(config, Mapping))
         else None
     )
-    if isinstance(fcc, Mapping):
+    if type(fcc) is dict or isinstance(fcc, Mapping):
         mode = str(fcc.get("mode") or "AUTO").upper()
         allowed = get(fcc, "allowedFunctionNames", "allowed_function_names")
         if mode == "ANY" and isinstance(allowed, list) and len(allowed) == 1:
@@ -105,18 +112,20 @@ def read_request(r: Reader, body: Mapping[str, Any]) -> None:
         found = [
             get(p, "functionCall", "function_call") for p in items(last.get("parts"), r, "parts")
         ]
-        model_calls = [c for c in found if isinstance(c, Mapping)]
+        model_calls = [c for c in found if (type(c) is dict or isinstance(c, Mapping))]
     seen: dict[str, int] = {}
     for content in after:
         for part in items(content.get("parts"), r, "parts"):
             resp = get(part, "functionResponse", "function_response")
-            if not isinstance(resp, Mapping):
+            if not (type(resp) is dict or isinstance(resp, Mapping)):
                 continue
             name, cid = resp.get("name"), resp.get("id")
             k = seen.get(str(name), 0)
             seen[str(name)] = k + 1
             payload = resp.get("response")
-            is_error = isinstance(payload, Mapping) and "error" in payload
+            is_error = (
+                type(payload) is dict or isinstance(payload, Mapping)
+            ) and "error" in payload
             r.result(cid, is_error, payload, _answered(model_calls, name, cid, k), name)
 
 
@@ -146,7 +155,9 @@ def _openapi_to_json_schema(schema: Mapping[str, Any]) -> dict[str, Any]:
         if key == "type" and isinstance(value, str):
             if value.upper() != "TYPE_UNSPECIFIED":
                 out["type"] = value.lower()
-        elif key in ("properties", "$defs", "definitions") and isinstance(value, Mapping):
+        elif key in ("properties", "$defs", "definitions") and (
+            type(value) is dict or isinstance(value, Mapping)
+        ):
             out[key] = {k: _convert(v) for k, v in value.items()}
         elif key in ("items", "additionalProperties", "not"):
             out[key] = _convert(value)
@@ -164,7 +175,11 @@ def _openapi_to_json_schema(schema: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def _convert(value: Any) -> Any:
-    return _openapi_to_json_schema(value) if isinstance(value, Mapping) else value
+    return (
+        _openapi_to_json_schema(value)
+        if (type(value) is dict or isinstance(value, Mapping))
+        else value
+    )
 
 
 def streaming(url: str) -> bool:
@@ -174,11 +189,20 @@ def streaming(url: str) -> bool:
 
 def from_path(info: RequestInfo, path: str) -> RequestInfo:
     """The model (when the body has none) and streaming, as the path tells them."""
+    path_model, stream = _path_facts(path)
+    model = info.model or path_model
+    if model == info.model and stream == info.stream:
+        return info
+    return dataclasses.replace(info, model=model, stream=stream)
+
+
+@lru_cache(maxsize=256)  # a client's few model paths: read once, not on every request
+def _path_facts(path: str) -> tuple[str | None, bool]:
     match = _MODEL.search(path)
-    model = info.model or (match.group(1) if match else None)
-    return dataclasses.replace(info, model=model, stream=streaming(path))
+    return (match.group(1) if match else None), streaming(path)
 
 
+@lru_cache(maxsize=256)  # a client's host and model paths: told once, not on every request
 def provider_name(host: str | None, path: str | None) -> str:
     """``gen_ai.provider.name``: the backend told by host, then by the path's form.
 
@@ -221,14 +245,14 @@ def declarations(tools: Sequence[DeclaredTool]) -> list[dict[str, Any]]:
 def _parts(parts: Any) -> list[Part]:
     out: list[Part] = []
     for part in parts if isinstance(parts, list) else ():
-        if not isinstance(part, Mapping):
+        if not (type(part) is dict or isinstance(part, Mapping)):
             continue
         call = part.get("functionCall") or part.get("function_call")
         answer = part.get("functionResponse") or part.get("function_response")
         if isinstance(part.get("text"), str):
             kind = "reasoning" if part.get("thought") else "text"
             out.append({"type": kind, "content": part["text"]})
-        elif isinstance(call, Mapping):
+        elif type(call) is dict or isinstance(call, Mapping):
             out.append(
                 {
                     "type": "tool_call",
@@ -237,7 +261,7 @@ def _parts(parts: Any) -> list[Part]:
                     "arguments": call.get("args"),
                 }
             )
-        elif isinstance(answer, Mapping):
+        elif type(answer) is dict or isinstance(answer, Mapping):
             out.append(
                 {
                     "type": "tool_call_response",
@@ -252,7 +276,7 @@ def input_messages(body: Mapping[str, Any]) -> list[Message]:
     """``contents`` as semconv messages: text, thoughts, function calls and responses."""
     out: list[Message] = []
     for content in body.get("contents") or ():
-        if isinstance(content, Mapping):
+        if type(content) is dict or isinstance(content, Mapping):
             out.append(
                 {
                     "role": str(content.get("role", "user")),
@@ -265,7 +289,9 @@ def input_messages(body: Mapping[str, Any]) -> list[Message]:
 def output_text(body: Mapping[str, Any]) -> list[Part]:
     """The text and thought parts of the first candidate."""
     candidates = body.get("candidates") or [{}]
-    first = candidates[0] if isinstance(candidates[0], Mapping) else {}
+    first = (
+        candidates[0] if (type(candidates[0]) is dict or isinstance(candidates[0], Mapping)) else {}
+    )
     parts = _parts((first.get("content") or {}).get("parts"))
     return [p for p in parts if p["type"] in ("text", "reasoning")]
 
@@ -276,9 +302,15 @@ def streamed_body(events: Sequence[Mapping[str, Any]]) -> dict[str, Any] | None:
     parts: list[dict[str, Any]] = []
     for data in events:
         candidates = data.get("candidates") or [{}]
-        first = candidates[0] if isinstance(candidates[0], Mapping) else {}
+        first = (
+            candidates[0]
+            if (type(candidates[0]) is dict or isinstance(candidates[0], Mapping))
+            else {}
+        )
         for part in (first.get("content") or {}).get("parts") or ():
-            if not isinstance(part, Mapping) or not isinstance(part.get("text"), str):
+            if not (type(part) is dict or isinstance(part, Mapping)) or not isinstance(
+                part.get("text"), str
+            ):
                 continue
             thought = bool(part.get("thought"))
             if parts and parts[-1]["thought"] == thought:
@@ -296,7 +328,7 @@ def tool_definitions(body: Mapping[str, Any]) -> list[dict[str, Any] | None]:
     found: list[dict[str, Any] | None] = []
     for tool in tools_of(body):
         for fn in tool.get("functionDeclarations") or tool.get("function_declarations") or ():
-            if isinstance(fn, Mapping):
+            if type(fn) is dict or isinstance(fn, Mapping):
                 schema = next((fn[k] for k in _DEFINITION_SCHEMAS if fn.get(k) is not None), None)
                 found.append(definition(fn.get("name"), fn.get("description"), schema))
     return found

@@ -41,7 +41,7 @@ def read_request(r: Reader, body: Mapping[str, Any]) -> None:
     for i, tool in enumerate(items(body.get("tools"), r, "tools")):
         kind = tool.get("type", "function")
         spec = tool.get(kind)
-        if kind in ("function", "custom") and isinstance(spec, Mapping):
+        if kind in ("function", "custom") and (type(spec) is dict or isinstance(spec, Mapping)):
             schema = spec.get("parameters") if kind == "function" else None
             r.tool(spec.get("name"), schema, f"tools[{i}]")
         elif kind in ("function", "custom"):
@@ -56,10 +56,10 @@ def read_request(r: Reader, body: Mapping[str, Any]) -> None:
     if last is not None:
         for position, tc in enumerate(items(last.get("tool_calls"), r, "tool_calls")):
             spec = tc.get("function") or tc.get("custom")
-            if isinstance(spec, Mapping):
+            if type(spec) is dict or isinstance(spec, Mapping):
                 calls[str(tc.get("id"))] = (position, spec.get("name"), spec.get("arguments"))
         legacy_call = last.get("function_call")
-        if isinstance(legacy_call, Mapping):
+        if type(legacy_call) is dict or isinstance(legacy_call, Mapping):
             legacy = (0, legacy_call.get("name"), legacy_call.get("arguments"))
     for msg in after:
         role = msg.get("role")
@@ -94,7 +94,7 @@ def input_messages(body: Mapping[str, Any]) -> list[Message]:
     """``messages`` as semconv messages: text, tool calls, tool results."""
     out: list[Message] = []
     for msg in body.get("messages") or ():
-        if not isinstance(msg, Mapping):
+        if not (type(msg) is dict or isinstance(msg, Mapping)):
             continue
         role = str(msg.get("role", "user"))
         if role == "tool":
@@ -107,7 +107,11 @@ def input_messages(body: Mapping[str, Any]) -> list[Message]:
             continue
         parts = text_parts(msg.get("content"))
         for call in msg.get("tool_calls") or ():
-            fn = call.get("function") or {} if isinstance(call, Mapping) else {}
+            fn = (
+                call.get("function") or {}
+                if (type(call) is dict or isinstance(call, Mapping))
+                else {}
+            )
             parts.append(
                 {
                     "type": "tool_call",
@@ -123,7 +127,11 @@ def input_messages(body: Mapping[str, Any]) -> list[Message]:
 def output_text(body: Mapping[str, Any]) -> list[Part]:
     """The text of the first choice's message."""
     choices = body.get("choices") or [{}]
-    message = choices[0].get("message") or {} if isinstance(choices[0], Mapping) else {}
+    message = (
+        choices[0].get("message") or {}
+        if (type(choices[0]) is dict or isinstance(choices[0], Mapping))
+        else {}
+    )
     return text_parts(message.get("content"))
 
 
@@ -132,9 +140,11 @@ def streamed_body(events: Sequence[Mapping[str, Any]]) -> dict[str, Any] | None:
     pieces: list[str] = []
     for data in events:
         choices = data.get("choices") or [{}]
-        first = choices[0] if isinstance(choices[0], Mapping) else {}
+        first = choices[0] if (type(choices[0]) is dict or isinstance(choices[0], Mapping)) else {}
         delta = first.get("delta") if first.get("index", 0) == 0 else None
-        piece = delta.get("content") if isinstance(delta, Mapping) else None
+        piece = (
+            delta.get("content") if (type(delta) is dict or isinstance(delta, Mapping)) else None
+        )
         if isinstance(piece, str):
             pieces.append(piece)
     return {"choices": [{"message": {"content": "".join(pieces)}}]} if pieces else None

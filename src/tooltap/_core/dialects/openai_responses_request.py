@@ -66,7 +66,7 @@ def read_request(r: Reader, body: Mapping[str, Any]) -> None:
         tail(values, r, "input", _model_output)  # the shape problem, if any
         return
     for i, item in enumerate(values):  # tools declared mid-input: a cheap look at each item
-        if isinstance(item, Mapping) and item.get("type") in _TOOL_ITEMS:
+        if (type(item) is dict or isinstance(item, Mapping)) and item.get("type") in _TOOL_ITEMS:
             _tools(r, item.get("tools"), f"input[{i}].tools")
     last, after, at = tail(values, r, "input", _model_output)
     calls: dict[str, Call] = {}
@@ -78,7 +78,11 @@ def read_request(r: Reader, body: Mapping[str, Any]) -> None:
             position -= 1
         at -= 1
         previous = values[at] if at >= 0 else None
-        last = previous if isinstance(previous, Mapping) and _model_output(previous) else None
+        last = (
+            previous
+            if (type(previous) is dict or isinstance(previous, Mapping)) and _model_output(previous)
+            else None
+        )
     count = len(calls)
     calls = {k: (p + count - 1, n, a) for k, (p, n, a) in calls.items()}
     for item in after:
@@ -121,7 +125,7 @@ def input_messages(body: Mapping[str, Any]) -> list[Message]:
         return [{"role": "user", "parts": [{"type": "text", "content": values}]}]
     out: list[Message] = []
     for item in values or ():
-        if not isinstance(item, Mapping):
+        if not (type(item) is dict or isinstance(item, Mapping)):
             continue
         kind = item.get("type")
         if kind == "function_call":
@@ -149,7 +153,7 @@ def output_text(body: Mapping[str, Any]) -> list[Part]:
     return [
         p
         for item in body.get("output") or ()
-        if isinstance(item, Mapping) and item.get("type") == "message"
+        if (type(item) is dict or isinstance(item, Mapping)) and item.get("type") == "message"
         for p in text_parts(item.get("content"))
     ]
 
