@@ -9,8 +9,8 @@ an event stream cut into one chunk per event: what a client reads from a provide
 generates tokens more slowly than the client parses them, the common case (the simulator
 sends as fast as it can, so how the recording's own reads fell says little).
 ``install`` then makes the httpx/httpx2 transports of a counted process serve those
-recordings, with fresh tool-call ids for every response (the same ids again would be
-history re-sends to tooltap, a cheaper path). What it leaves out is the socket and
+recordings, with fresh tool-call and response ids for every response (the same ids
+again would be history re-sends and replayed responses to tooltap, other paths). What it leaves out is the socket and
 HTTP/1.1 work, which is the same with and without tooltap.
 """
 
@@ -26,7 +26,11 @@ from typing import Any
 __all__ = ["install", "record"]
 
 _LIBS = ("httpx", "httpx2")
-_IDS = re.compile(rb"(?:toolu_|call_|fc_)[A-Za-z0-9]{16,}")
+#: Tool-call and response ids: prefixed ones, and Gemini's bare ``id`` / ``responseId`` values.
+_IDS = re.compile(
+    rb"(?:toolu_|call_|fc_|msg_|resp_|chatcmpl-)[A-Za-z0-9]{16,}"
+    rb'|"(?:id|responseId)": ?"[A-Za-z0-9]{8,}(?=")'
+)
 #: (method, path, streamed) -> (status, headers, chunks)
 Recording = dict[tuple[str, str, bool], tuple[int, list[tuple[str, str]], list[bytes]]]
 
@@ -124,10 +128,15 @@ def install(path: Path) -> None:
         key = _key(request)
         status, headers, chunks = recording[key]
         serial[0] += 1
-        tag = b"%08d" % serial[0]
+        seen = [0]
+
+        def fresh(match: re.Match[bytes]) -> bytes:
+            seen[0] += 1  # each id of a response its own: 6 digits of response, 2 of id
+            return match.group(0)[:-8] + b"%06d%02d" % (serial[0] % 10**6, seen[0] % 100)
+
         chunks = list(chunks)
         for i in with_ids[key]:
-            chunks[i] = _IDS.sub(lambda m: m.group(0)[:-8] + tag, chunks[i])
+            chunks[i] = _IDS.sub(fresh, chunks[i])
         return status, headers, chunks
 
     for name in _LIBS:
