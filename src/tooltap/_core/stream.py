@@ -69,13 +69,15 @@ class StreamParser:
         Once the decoder has dropped an event (over ``max_event_bytes``), no call completes
         any more: one might miss that event's bytes (``close`` says which, as problems)."""
         fast = self._fast
+        # ``find``, not ``in``: CPython takes a bytes operand of ``in`` for an int first,
+        # raising and formatting a TypeError on every test.
         if (  # most chunks: one whole event, nothing for ``_feed`` to normalize first
             fast is not None
             and chunk.endswith(b"\n\n")
             and self._sse.idle
             and len(chunk) <= self._cap
-            and b"\n\n\n" not in chunk
-            and b"\r" not in chunk
+            and chunk.find(b"\r") < 0
+            and chunk.find(b"\n\n\n") < 0
         ):
             try:
                 if fast(chunk):  # the fast path took it
@@ -96,12 +98,13 @@ class StreamParser:
 
     def _feed(self, chunk: bytes) -> list[ToolCall]:
         sse = self._sse
-        if b"\n" not in chunk and b"\r" not in chunk:  # within one line: nothing completes
+        cr = chunk.find(b"\r") >= 0
+        if not cr and chunk.find(b"\n") < 0:  # within one line: nothing completes
             sse.feed(chunk)
             return []
-        if b"\r" in chunk and b"\r\n\r\n\r\n" in chunk:  # CRLF padding: as LFs
+        if cr and chunk.find(b"\r\n\r\n\r\n") >= 0:  # CRLF padding: as LFs
             chunk = chunk.replace(b"\r\n\r\n", b"\n\n")  # (two line ends stay two)
-        if b"\n\n\n" in chunk:  # padding: skipped in one step
+        if chunk.find(b"\n\n\n") >= 0:  # padding: skipped in one step
             chunk = _BLANK_RUN.sub(b"\n\n", chunk)
         if not sse.idle:
             return self._resume(chunk)

@@ -151,7 +151,7 @@ class Reducer:
         return (
             chunk.startswith(_DELTA_EVENT)
             and chunk.find(b"\n", len(_DELTA_EVENT)) == len(chunk) - 2
-            and b"input_json_delta" not in chunk
+            and chunk.find(b"input_json_delta") < 0
         )
 
     def event(self, ev: SSEEvent) -> list[ToolCall]:
@@ -160,7 +160,7 @@ class Reducer:
         if self._ended or name == "ping":
             return []
         # Text and thinking deltas are most of a stream: skip them without decoding.
-        if name == "content_block_delta" and b"input_json_delta" not in ev.data:
+        if name == "content_block_delta" and ev.data.find(b"input_json_delta") < 0:
             return []
         try:
             data = loads(ev.data)
