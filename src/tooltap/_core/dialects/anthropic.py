@@ -42,16 +42,16 @@ _PREVIEW: Final = 256
 _DELTA_EVENT: Final = b"event: content_block_delta\ndata:"
 _INDEX_HEAD: Final = _DELTA_EVENT + b' {"type":"content_block_delta","index":'
 _ARGS_MID: Final = b',"delta":{"type":"input_json_delta","partial_json":"'
-#: An arguments delta without its final blank line: the block index (group 1, at most ten
-#: digits), the fragment (group 2), still escaped, its closing quote and the two braces,
-#: with Anthropic's padding.
+#: An arguments delta: the block index (group 1, at most ten digits), the fragment (group 2),
+#: still escaped, its closing quote and the two braces, with Anthropic's padding, then the
+#: blank line that ends the event.
 _ARGS_DELTA: Final = re.compile(
     re.escape(_INDEX_HEAD)
     + rb"(0|[1-9][0-9]{0,9})"
     + re.escape(_ARGS_MID)
     + b"("
     + RAW_STRING
-    + rb')"\}[ \t]*+\}[ \t]*+'
+    + rb')"\}[ \t]*+\}[ \t]*+\n\n'
 )
 
 
@@ -131,7 +131,7 @@ class Reducer:
         still escaped; a one-line text or thinking delta is
         skipped, as ``event`` skips it. Anything else: False, nothing changed.
         """
-        delta = _ARGS_DELTA.fullmatch(chunk, 0, len(chunk) - 2)  # the whole line: no other
+        delta = _ARGS_DELTA.fullmatch(chunk)  # the whole event: no other line
         if delta is not None:
             block = self._blocks.get(int(delta[1]))
             if block is None:
@@ -151,6 +151,8 @@ class Reducer:
         return (
             chunk.startswith(_DELTA_EVENT)
             and chunk.find(b"\n", len(_DELTA_EVENT)) == len(chunk) - 2
+            and chunk[-1] == 10  # one data line, then the blank line
+            and 13 not in chunk  # no CR (an int operand: no bytes search set-up)
             and chunk.find(b"input_json_delta") < 0
         )
 

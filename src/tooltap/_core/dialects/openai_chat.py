@@ -74,7 +74,7 @@ _ARGS_REST: Final = re.compile(
     + re.escape(b'"}}]},"logprobs":null,"finish_reason":null}]')
     + rb'(?:,"usage":null)?(?:,"obfuscation":"'
     + PLAIN_STRING
-    + rb'")?\}'
+    + rb'")?\}\n\n'
 )
 _LEARN_TRIES: Final = 4
 
@@ -148,8 +148,8 @@ class Reducer:
         if args is None or not chunk.startswith(args[0]):
             return False
         head, by_index = args
-        rest = _ARGS_REST.fullmatch(chunk, len(head), len(chunk) - 2)
-        if rest is None:  # it covers the rest of the line, so no other line can follow
+        rest = _ARGS_REST.fullmatch(chunk, len(head))
+        if rest is None:  # it covers the rest of the event, so no other line can follow
             return False
         call = by_index.get(int(rest[1]))
         if call is None or call.finished:

@@ -67,7 +67,7 @@ _DELTA_IN_ORDER: Final = re.compile(
     + RAW_STRING
     + rb')"(?:,"obfuscation":"('
     + PLAIN_STRING
-    + rb')")?\}'
+    + rb')")?\}\n\n'
 )
 _DELTA_FIRST: Final = re.compile(
     rb'"delta":"('
@@ -78,7 +78,7 @@ _DELTA_FIRST: Final = re.compile(
     + INT
     + rb',"sequence_number":'
     + INT
-    + rb"\}"
+    + rb"\}\n\n"
 )
 _CALL_EVENTS: Final = frozenset(
     {
@@ -141,12 +141,12 @@ class Reducer:
         escaped, when the event has one of OpenAI's compact key orders; False otherwise."""
         if not chunk.startswith(_DELTA_HEAD):
             return False
-        start, end = len(_DELTA_HEAD), len(chunk) - 2
-        match = _DELTA_IN_ORDER.fullmatch(chunk, start, end)
+        start = len(_DELTA_HEAD)
+        match = _DELTA_IN_ORDER.fullmatch(chunk, start)
         if match is not None:
             item_id, raw = match[2], match[3]
         else:
-            match = _DELTA_FIRST.fullmatch(chunk, start, end)
+            match = _DELTA_FIRST.fullmatch(chunk, start)
             if match is None:
                 return False
             raw, item_id = match[1], match[2]
