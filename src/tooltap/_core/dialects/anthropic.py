@@ -95,6 +95,7 @@ class Reducer:
 
     __slots__ = (
         "_blocks",
+        "_by_digits",
         "_calls",
         "_ended",
         "_failed",
@@ -116,6 +117,7 @@ class Reducer:
         self._server: list[ServerCall] = []
         self._problems: list[Problem] = []
         self._blocks: dict[int, _Block] = {}
+        self._by_digits: dict[bytes, _Block] = {}  # the same blocks, by their index's digits
         self._ordinals = 0
         self._usage: dict[str, int] = {}
         self._finish: str | None = None
@@ -133,7 +135,7 @@ class Reducer:
         """
         delta = _ARGS_DELTA.fullmatch(chunk)  # the whole event: no other line
         if delta is not None:
-            block = self._blocks.get(int(delta[1]))
+            block = self._by_digits.get(delta[1])  # (no int to build per event)
             if block is None:
                 return False
             raw = delta[2]
@@ -193,6 +195,7 @@ class Reducer:
             index = data.get("index")
             block = self._blocks.pop(index, None) if isinstance(index, int) else None
             if block is not None:
+                del self._by_digits[b"%d" % index]
                 return self._close(block)
         elif kind == "content_block_start":
             self._start(data)
@@ -208,12 +211,14 @@ class Reducer:
             for block in self._blocks.values():  # blocks never stopped: judge what arrived
                 calls += self._close(block)
             self._blocks.clear()
+            self._by_digits.clear()
             return calls
         elif kind == "error":
             self._error(data.get("error"))
             self._ended = self._failed = True
             self._problems += [self._cut(block) for block in self._blocks.values()]
             self._blocks.clear()
+            self._by_digits.clear()
         return []
 
     def _start(self, data: dict[str, Any]) -> None:
@@ -230,13 +235,14 @@ class Reducer:
             ordinal = self._ordinals
             self._ordinals += 1
         call_id = block.get("id")
-        self._blocks[index] = _Block(
+        opened = _Block(
             kind,
             call_id if isinstance(call_id, str) else None,
             block.get("name"),
             ordinal,
             block.get("input"),
         )
+        self._blocks[index] = self._by_digits[b"%d" % index] = opened
 
     def _delta(self, data: dict[str, Any]) -> None:
         delta = data.get("delta")
