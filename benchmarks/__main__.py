@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import logging
 import os
 import shlex
 import sys
@@ -97,7 +98,14 @@ def _e2e(args: argparse.Namespace, toggle: Toggle, out: dict[str, Any]) -> list[
             events=events,
             peak=not args.no_peak,
             repeat=2 if args.smoke else 10,
+            peer_cases=frozenset() if args.no_peers else frozenset(c.name for c in CASES),
         )
+    peers = toggle.peers
+    out["peer_instrumentations"] = {
+        "versions": peers.versions,
+        "missing": peers.missing,
+        "wrappers_left_by_uninstrument": peers.leftovers,
+    }
     kinds = {c.name: "raw" for c in RAW} | {c.name: "non-llm" for c in NON_LLM}
     out["cases"] = [{**r.summary(), "kind": kinds.get(r.case.name, "sdk")} for r in results]
     return streams
@@ -137,6 +145,7 @@ def main(argv: list[str] | None = None) -> int:
         "--skip", nargs="*", default=[], choices=["e2e", "parsers", "memory", "history"]
     )
     parser.add_argument("--no-peak", action="store_true", help="skip the tracemalloc pass")
+    parser.add_argument("--no-peers", action="store_true", help="measure no peer instrumentation")
     parser.add_argument(
         "--profile", nargs="*", help="cases to profile (cProfile, by component) after the run"
     )
@@ -147,6 +156,8 @@ def main(argv: list[str] | None = None) -> int:
     if args.readme:
         return _write_readme(_HERE / "results" / "latest.json")
     warnings.simplefilter("ignore", DeprecationWarning)
+    for name in ("opentelemetry.attributes", "google_genai"):  # a peer's per-request warnings:
+        logging.getLogger(name).addHandler(logging.NullHandler())  # made, not printed
     started = time.monotonic()
     out: dict[str, Any] = {"machine": machine(), "smoke": args.smoke}
     toggle = Toggle()
@@ -193,10 +204,21 @@ _PREAMBLE = """# Benchmark results
 
 Written by `python -m benchmarks` from one run of one commit; every verdict is computed
 from that run's figures against the targets in `benchmarks/_report.py`. Do not edit by
-hand: re-run it (about 5 minutes; the README's performance section then follows with
-`python -m benchmarks --readme`).
+hand: re-run it (about 5 minutes, 8 to 10 with the peers; the README's performance
+section then follows with `python -m benchmarks --readme`).
 
-**Reproduce** (from the repository root, with the `dev` or `bench` extra installed):
+**Reproduce** (from the repository root). With the peers, as these figures were taken
+when the peer table below has figures: `scripts/bench` (a venv of its own, `.venv-bench`,
+with the `bench` and `peers` extras; its arguments go to `python -m benchmarks`; never
+install the peers into the test venv, where `opentelemetry-instrument` would load them):
+
+```
+scripts/bench                           # full run with the peers
+scripts/bench --smoke --only anthropic  # a quick look at some cases
+```
+
+Without them, with the `dev` or `bench` extra installed (the run then says "peers not
+installed", or measures only those that are):
 
 ```
 python -m benchmarks                    # full run: results/latest.json and this file
@@ -215,7 +237,22 @@ A whole-body case also runs over OpenTelemetry's no-op providers: "own" is toolt
 over bare, the rest the OpenTelemetry SDK's on the spans and metric points; each of its
 samples is the mean of 10 requests. The machine may be shared: a ratio below 1 (the
 instrumented run cheaper than bare) says the noise was larger than the effect, and reads
-"inconclusive". The valgrind instruction counter (`benchmarks._instructions`, not part of
+"inconclusive". The peers (OpenTelemetry contrib's `opentelemetry-instrumentation-openai-v2`,
+OpenLLMetry's `opentelemetry-instrumentation-openai` / `-anthropic` /
+`-google-generativeai`, OpenInference's `openinference-instrumentation-openai` / `-anthropic`
+/ `-google-genai`; versions in the machine line) run in the same rounds as one more mode
+each, instrumented over the same providers and uninstrumented after (wrappers an
+`uninstrument()` leaves on the SDK are removed, so that bare stays bare); a peer runs on a
+case only if it exported a span for it in the warm-up, else the peer table says why not.
+Each runs with content capture in its default mode: contrib's records no content, the
+others record prompts and completions; those two also run with content off, tooltap's
+default (OpenLLMetry `TRACELOOP_TRACE_CONTENT=false`, OpenInference
+`TraceConfig(hide_inputs=True, hide_outputs=True)`). The best peer is the cheapest of all
+modes on the case; "ahead of the best peer" is met when tooltap's best sample is below it
+by more than the noise (the gap between the two least samples of either mode), inconclusive
+within it or when a peer is not installed. A peer's per-request log warnings (the
+OpenTelemetry SDK rejecting an attribute value, google-genai's on `.text`) are made but not
+printed. The valgrind instruction counter (`benchmarks._instructions`, not part of
 this run) counts with the garbage collector on; `--gc both` counts with it off as well.
 tooltap has no C extension: these figures are its only implementation, pure Python.
 

@@ -5,8 +5,10 @@ Each round runs every case bare and instrumented back to back (tooltap toggled b
 streamed also runs instrumented over OpenTelemetry's no-op providers (``noop``): the
 difference to the bare run is tooltap's own work, the rest the OpenTelemetry SDK's on the
 spans and metric points; and each of its samples is the mean of ``repeat`` requests (one
-takes a few milliseconds). The figures are the best (least) sample of each mode; medians
-and every sample are in the JSON too.
+takes a few milliseconds). An SDK case also runs under every installed peer instrumentation
+(``benchmarks._peers``) that exports a span for it in the warm-up, in the same rounds. The
+figures are the best (least) sample of each mode; medians and every sample are in the JSON
+too.
 """
 
 from __future__ import annotations
@@ -15,15 +17,23 @@ import gc
 import statistics
 import time
 import tracemalloc
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from ._cases import Case, close_client
 from ._otel import Toggle
+from ._peers import PEERS, Peer, sdk_of
 
 __all__ = ["CaseResult", "measure"]
 
 MODES = ("bare", "tooltap", "noop")
+#: Why a peer that instruments a case's SDK exports no span for it, where it is known.
+_NO_SPAN = {
+    ("OpenTelemetry contrib", "openai.responses"): (
+        "openai-v2 instruments Chat Completions and embeddings, not the Responses API"
+    ),
+}
 
 
 @dataclass
@@ -37,11 +47,16 @@ class CaseResult:
     peak: dict[str, int] = field(default_factory=dict)
     items: int = 0
     repeat: int = 1  # requests per sample
+    #: The peers measured on this case, and those not, with the reason.
+    peers: list[Peer] = field(default_factory=list)
+    unsupported: dict[str, str] = field(default_factory=dict)
 
     @property
     def modes(self) -> tuple[str, ...]:
-        """The modes this case runs in: ``noop`` too for a whole body of LLM traffic."""
-        return MODES if self.case.dialect and not self.case.streamed else MODES[:2]
+        """The modes this case runs in: ``noop`` too for a whole body of LLM traffic; the
+        peers measured on it."""
+        own = MODES if self.case.dialect and not self.case.streamed else MODES[:2]
+        return own + tuple(p.name for p in self.peers)
 
     def best(self, mode: str) -> float:
         """Least client CPU seconds per request: the sample the shared machine disturbed
@@ -75,6 +90,8 @@ class CaseResult:
             "added_cpu_ms_median_of_pairs": statistics.median(paired) * 1e3,
             "cpu_ms_samples": {m: [x * 1e3 for x in self.cpu[m]] for m in self.modes},
         }
+        out["peers"] = {p.name: self._peer_summary(p.name, bare) for p in self.peers}
+        out["peers_not_measured"] = dict(self.unsupported)
         for mode in MODES[:2]:
             samples = self.ttfc[mode]
             out[f"{mode}_ttfc_ms"] = min(samples) * 1e3 if samples else None
@@ -82,6 +99,19 @@ class CaseResult:
             if mode in self.peak:
                 out[f"{mode}_peak_kib"] = self.peak[mode] / 1024
         return out
+
+    def _peer_summary(self, name: str, bare: float) -> dict[str, Any]:
+        best = self.best(name)
+        ttfc = self.ttfc[name]
+        return {
+            "cpu_ms": best * 1e3,
+            "ratio": best / bare if bare else None,
+            "added_cpu_ms": (best - bare) * 1e3,
+            "added_us_per_event": (best - bare) * 1e6 / self.events if self.events else None,
+            "cpu_ms_median": statistics.median(self.cpu[name]) * 1e3,
+            "ttfc_ms": min(ttfc) * 1e3 if ttfc else None,
+            "cpu_ms_samples": [x * 1e3 for x in self.cpu[name]],
+        }
 
 
 def _one(case: Case, client: Any, toggle: Toggle, repeat: int) -> tuple[float, int, float | None]:
@@ -106,9 +136,11 @@ def measure(
     events: dict[str, int],
     peak: bool = True,
     repeat: int = 1,
+    peer_cases: frozenset[str] = frozenset(),
 ) -> list[CaseResult]:
-    """Interleave bare and instrumented rounds (order flipped every round) over ``cases``;
-    ``repeat`` requests per sample of a whole-body case."""
+    """Interleave bare, instrumented and peer rounds (order flipped every round) over
+    ``cases``; ``repeat`` requests per sample of a whole-body case. The peers run on the
+    cases named in ``peer_cases``."""
     clients = {case.name: case.make(url) for case in cases}
     results = [
         CaseResult(
@@ -120,11 +152,12 @@ def measure(
         _set(toggle, mode)
         for case in cases:
             case.run(clients[case.name])
+    _warm_peers(toggle, [r for r in results if r.case.name in peer_cases], clients)
     for index in range(rounds):
         for result in results:  # each case in every mode back to back, order flipped
             modes = result.modes
             for mode in modes if index % 2 == 0 else modes[::-1]:
-                _set(toggle, mode)
+                _set(toggle, mode, result.peers)
                 cpu, items, ttfc = _one(
                     result.case, clients[result.case.name], toggle, result.repeat
                 )
@@ -147,5 +180,40 @@ def measure(
     return results
 
 
-def _set(toggle: Toggle, mode: str) -> None:
-    {"bare": toggle.bare, "tooltap": toggle.instrumented, "noop": toggle.noop}[mode]()
+def _warm_peers(toggle: Toggle, results: list[CaseResult], clients: dict[str, Any]) -> None:
+    """Warm every installed peer up on the cases of its SDK; keep it on those where it
+    exported a span, and say why not on the others."""
+    peers = toggle.peers
+    for peer in peers.installed:
+        for result in results:
+            sdk = sdk_of(result.case.dialect)
+            gap = peers.gap(peer, sdk) if sdk else "instruments no such traffic"
+            if gap:
+                result.unsupported[peer.name] = gap
+                continue
+            toggle.peer(peer)
+            toggle.tracer_provider.force_flush()
+            before = toggle.exporter.spans
+            result.case.run(clients[result.case.name])
+            toggle.tracer_provider.force_flush()
+            if toggle.exporter.spans > before:
+                result.peers.append(peer)
+                result.cpu[peer.name], result.ttfc[peer.name] = [], []
+            else:
+                result.unsupported[peer.name] = _NO_SPAN.get(
+                    (peer.name, result.case.dialect), "exported no span for this case"
+                )
+    for peer in PEERS:  # not installed at all
+        if peer not in peers.installed:
+            for result in results:
+                result.unsupported[peer.name] = "not installed (scripts/bench installs it)"
+    toggle.bare()
+
+
+def _set(toggle: Toggle, mode: str, peers: Sequence[Peer] = ()) -> None:
+    """Put ``toggle`` in ``mode``: bare, tooltap, noop, or one of ``peers`` by name."""
+    own = {"bare": toggle.bare, "tooltap": toggle.instrumented, "noop": toggle.noop}
+    if mode in own:
+        own[mode]()
+    else:
+        toggle.peer(next(p for p in peers if p.name == mode))

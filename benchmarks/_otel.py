@@ -4,7 +4,9 @@ Spans go through a ``BatchSpanProcessor`` to an exporter that drops them (its th
 CPU is part of the process CPU we measure), metrics to an ``InMemoryMetricReader``.
 ``noop()`` instruments over OpenTelemetry's no-op providers instead: tooltap's own work,
 without what the SDK spends on the spans and metric points it is given.
-``bare()`` uninstruments and checks that no tooltap wrapper is left on any class.
+``peer(p)`` instruments a peer instrumentation over the same providers instead
+(``benchmarks._peers``). ``bare()`` uninstruments whichever is on and checks that no
+wrapper is left on any class.
 """
 
 from __future__ import annotations
@@ -19,6 +21,8 @@ from opentelemetry.sdk.trace.export import BatchSpanProcessor, SpanExporter, Spa
 from opentelemetry.trace import NoOpTracerProvider
 
 import tooltap
+
+from ._peers import Peer, Peers
 
 __all__ = ["Toggle"]
 
@@ -35,8 +39,8 @@ class _Discard(SpanExporter):
 
 
 class Toggle:
-    """``instrumented()`` / ``noop()`` / ``bare()``; ``close()`` uninstruments and shuts
-    the providers."""
+    """``instrumented()`` / ``noop()`` / ``peer(p)`` / ``bare()``; ``close()``
+    uninstruments and shuts the providers."""
 
     def __init__(self) -> None:
         self.exporter = _Discard()
@@ -44,7 +48,8 @@ class Toggle:
         self.tracer_provider.add_span_processor(BatchSpanProcessor(self.exporter))
         self.reader = InMemoryMetricReader()
         self.meter_provider = MeterProvider(metric_readers=[self.reader])
-        self.on: str | None = None  # "sdk" or "noop" when instrumented
+        self.peers = Peers(self.tracer_provider, self.meter_provider)
+        self.on: str | None = None  # "sdk", "noop" or a peer's name when instrumented
 
     def instrumented(self) -> None:
         """Instrument over the SDK providers (nothing to do when already so)."""
@@ -64,11 +69,20 @@ class Toggle:
             )
             self.on = "noop"
 
+    def peer(self, peer: Peer) -> None:
+        """Instrument ``peer`` over the SDK providers, tooltap off."""
+        if self.on != peer.name:
+            self.bare()
+            self.peers.on(peer)
+            self.on = peer.name
+
     def bare(self) -> None:
-        """Uninstrument, and fail loudly if any tooltap wrapper survived."""
-        if self.on:
+        """Uninstrument, and fail loudly if any tooltap (or peer) wrapper survived."""
+        if self.on in ("sdk", "noop"):
             tooltap.uninstrument()
-            self.on = None
+        elif self.on:
+            self.peers.off()
+        self.on = None
         left = wrapped_methods()
         if left:
             raise RuntimeError(f"tooltap wrappers left after uninstrument: {left}")

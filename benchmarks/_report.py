@@ -3,11 +3,14 @@ checked by code: a verdict is computed from the run's own figures, never written
 
 Verdicts: ``met``, ``MISSED``, or ``inconclusive`` where the instrumented run came out
 cheaper than the bare one (a ratio below 1, a negative added cost): the machine's noise
-was larger than the effect, which that run then cannot bound.
+was larger than the effect, which that run then cannot bound. Against the peers: ``met``
+when tooltap's best sample is below the best peer's by more than the noise (the gap between
+the two least samples of either), ``inconclusive`` within it or when a peer is missing.
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
 import platform
 import subprocess
@@ -15,6 +18,8 @@ import time
 from importlib import metadata
 from pathlib import Path
 from typing import Any
+
+from ._peers import PEERS
 
 __all__ = ["README_BEGIN", "README_END", "machine", "readme_section", "tables", "targets"]
 
@@ -58,11 +63,15 @@ def machine() -> dict[str, Any]:
     except OSError:
         commit = ""
     versions: dict[str, str | None] = {}
+    peers = dict.fromkeys(i.distribution for p in PEERS for i in p.instrumentors)
     for name in ("openai", "anthropic", "google-genai", "httpx2", "jiter", "opentelemetry-sdk"):
         try:
             versions[name] = metadata.version(name)
         except metadata.PackageNotFoundError:
             versions[name] = None
+    for name in peers:  # the installed ones
+        with contextlib.suppress(metadata.PackageNotFoundError):
+            versions[name] = metadata.version(name)
     return {
         "date": time.strftime("%Y-%m-%d %H:%M %Z"),
         "python": platform.python_version(),
@@ -97,6 +106,46 @@ def _worst(verdicts: list[str]) -> str:
         if verdict in verdicts:
             return verdict
     return "-"
+
+
+def _noise(samples: list[float]) -> float | None:
+    """How well a best sample is pinned: the gap to the next least (None below two)."""
+    low = sorted(samples)[:2]
+    return low[1] - low[0] if len(low) == 2 else None
+
+
+def best_peer(c: dict[str, Any]) -> tuple[str, dict[str, Any]] | None:
+    """The peer with the least CPU on case ``c`` (None if no peer was measured on it)."""
+    peers = c.get("peers") or {}
+    if not peers:
+        return None
+    name = min(peers, key=lambda n: peers[n]["cpu_ms"])
+    return name, peers[name]
+
+
+def _peer_check(c: dict[str, Any]) -> tuple[str, str]:
+    """(measured, verdict) of "ahead of the best peer" on a streamed SDK case."""
+    found = best_peer(c)
+    missing = [n for n, why in c.get("peers_not_measured", {}).items() if "not installed" in why]
+    if found is None:
+        return ("peers not installed" if missing else "no peer instruments this case"), (
+            "inconclusive"
+        )
+    name, peer = found
+    gap = peer["cpu_ms"] - c["tooltap_cpu_ms"]
+    noises = [_noise(peer["cpu_ms_samples"]), _noise(c["cpu_ms_samples"]["tooltap"])]
+    noise = max((n for n in noises if n is not None), default=None)
+    value = f"{c['ratio']:.3f} vs {peer['ratio']:.3f} ({name})"
+    if noise is not None:
+        value += f"; noise ±{noise:.3f} ms"
+    if noise is not None and abs(gap) <= noise:
+        verdict = "inconclusive"
+    else:
+        verdict = "met" if gap > 0 else "MISSED"
+    if missing and verdict == "met":
+        value += f"; not installed: {', '.join(missing)}"
+        verdict = "inconclusive"
+    return value, verdict
 
 
 def _added_bound(case: str) -> float | None:
@@ -137,6 +186,7 @@ def targets(
                 f"{ratio:.3f} ({c['added_us_per_event']:+.2f} µs/event)",
                 _verdict(ratio, TARGET_RATIO, 1.0),
             )
+            check("ahead of the best peer (ratio strictly lower)", name, *_peer_check(c))
         elif not c["streamed"]:
             own, otel = c.get("own_added_ms"), c.get("otel_sdk_ms")
             check(
@@ -191,10 +241,45 @@ def _case_rows(results: dict[str, Any]) -> list[list[str]]:
                 _num(c.get("bare_peak_kib"), ".0f")
                 + " / "
                 + _num(c.get("tooltap_peak_kib"), ".0f"),
+                _best_peer_cell(c),
                 _worst(by_case.get(c["case"], [])),
             ]
         )
     return rows
+
+
+def _best_peer_cell(c: dict[str, Any]) -> str:
+    found = best_peer(c)
+    if found is not None:
+        return f"{_num(found[1]['ratio'], '.3f')} ({found[0]})"
+    reasons = c.get("peers_not_measured") or {}
+    if not reasons:
+        return "-"
+    if all("not installed" in why for why in reasons.values()):
+        return "peers not installed"
+    return "not supported"
+
+
+def _peer_table(cases: list[dict[str, Any]]) -> str | None:
+    """Every peer's ratio over bare on every SDK case, or why it was not measured."""
+    names = [p.name for p in PEERS]
+    rows, notes = [], {}
+    for c in cases:
+        if not c.get("peers") and not c.get("peers_not_measured"):
+            continue
+        row = [c["case"]]
+        for name in names:
+            if name in c.get("peers", {}):
+                row.append(_num(c["peers"][name]["ratio"], ".3f"))
+            else:
+                why = c.get("peers_not_measured", {}).get(name, "not run")
+                mark = notes.setdefault(why, chr(ord("a") + len(notes)))
+                row.append(f"not supported ({mark})")
+        rows.append(row)
+    if not rows:
+        return None
+    legend = "\n".join(f"- ({mark}) {why}" for why, mark in notes.items())
+    return _table(["case", *names], rows) + ("\n\n" + legend if legend else "")
 
 
 _CASE_HEADER = [
@@ -208,6 +293,7 @@ _CASE_HEADER = [
     "own / OpenTelemetry SDK ms",
     "TTFC ms bare / tooltap",
     "peak KiB bare / tooltap",
+    "best peer ratio",
     "verdict",
 ]
 
@@ -220,7 +306,20 @@ def tables(results: dict[str, Any]) -> str:
         c0 = cases[0]
         out.append(f"### Client CPU per request (best of {c0['samples']} interleaved rounds)\n")
         out.append(_table(_CASE_HEADER, _case_rows(results)))
+        peers = _peer_table(cases)
+        if peers:
+            out.append("\n### Peer instrumentations (client CPU over bare, the same rounds)\n")
+            out.append(peers)
+            info = results.get("peer_instrumentations") or {}
+            for name, left in (info.get("wrappers_left_by_uninstrument") or {}).items():
+                out.append(
+                    f"\n{name}'s `uninstrument()` left {len(left)} wrappers on the SDK "
+                    f"(e.g. `{left[0]}`); the benchmark removes them after each of its rounds."
+                )
     checks = results.get("targets")
+    reasons = [why for c in cases or () for why in c.get("peers_not_measured", {}).values()]
+    if reasons and all("not installed" in why for why in reasons):
+        out.append("\nPeers not installed: `scripts/bench` runs this with them.")
     if checks:
         rows = [[t["target"], t["case"], t["value"], t["verdict"]] for t in checks]
         out.append("\n### Targets (verdicts computed from this run)\n")
@@ -287,8 +386,9 @@ def tables(results: dict[str, Any]) -> str:
 def readme_section(results: dict[str, Any]) -> str:
     """The README's performance table, from one results file: every case, its verdict."""
     m = results["machine"]
-    rows = [[r[0], r[4], r[5], r[6], r[7], r[8], r[10]] for r in _case_rows(results)]
-    header = [_CASE_HEADER[i] for i in (0, 4, 5, 6, 7, 8, 10)]
+    columns = (0, 4, 5, 6, 7, 8, 10, 11)
+    rows = [[r[i] for i in columns] for r in _case_rows(results)]
+    header = [_CASE_HEADER[i] for i in columns]
     load = m.get("load_average_at_end", m["load_average_at_start"])
     return (
         f"{README_BEGIN}\n"

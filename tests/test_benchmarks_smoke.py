@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from benchmarks._cases import CASES, NON_LLM, RAW
+from benchmarks._peers import PEERS
 
 ROOT = Path(__file__).resolve().parent.parent
 DIALECTS = {"openai.chat", "openai.responses", "anthropic.messages", "google.genai"}
@@ -73,3 +74,19 @@ def test_smoke_run_produces_figures_for_every_case(tmp_path: Path) -> None:
     for name, case in cases.items():  # a whole body: tooltap's own share and the SDK's
         if case["kind"] == "sdk" and not case["streamed"]:
             assert case["own_added_ms"] is not None and case["otel_sdk_ms"] is not None, name
+
+    # every peer on every SDK case: measured in the same rounds, or the reason it was not
+    peer_check = "ahead of the best peer (ratio strictly lower)"
+    ahead = {t["case"]: t for t in results["targets"] if t["target"] == peer_check}
+    for name, case in cases.items():
+        measured, not_measured = case["peers"], case["peers_not_measured"]
+        if case["kind"] != "sdk":
+            assert not measured and not not_measured, name
+            continue
+        assert set(measured) | set(not_measured) == {p.name for p in PEERS}, name
+        assert not set(measured) & set(not_measured), name
+        assert all(why for why in not_measured.values()), name
+        for peer in measured.values():
+            assert _positive(peer["cpu_ms"]) and len(peer["cpu_ms_samples"]) == case["samples"]
+        if case["streamed"]:
+            assert ahead[name]["verdict"] in {"met", "MISSED", "inconclusive"}, name

@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from tooltap._patch.tap_stream import TapAsyncStream, TapSyncStream
+from tooltap._patch.tap_proxy import TapAsyncStream, TapSyncStream
 
 
 class _State:

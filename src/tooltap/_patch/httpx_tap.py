@@ -5,7 +5,7 @@ wrappers differ only in ``await``. Non-LLM traffic (``detect_dialect`` is None)
 and suppressed contexts pass straight through. For LLM traffic the request body
 is parsed, the attempt is recorded on the current SDK ``Operation`` (or on a new
 transport-owned one), and the response is settled at once (error status, body
-already read) or its ``stream`` is replaced by a tap proxy (``tap_stream``); a body
+already read) or its ``stream`` is replaced by a tap proxy (``tap_proxy``); a body
 the client decodes is parsed from its own decoder's output (``TapState.decoding``).
 
 Patching is lazy: post-import hooks wrap the classes when (if ever) the app
@@ -31,7 +31,8 @@ from .._quietly import quietly, report
 from .._telemetry.operation import current_operation
 from .._telemetry.telemetry import get_telemetry
 from .exchange import Exchange, begin, in_send, json_body, request_content
-from .tap_stream import TapAsyncStream, TapState, TapSyncStream
+from .tap_proxy import TapAsyncStream, TapSyncStream
+from .tap_stream import TapState
 
 __all__ = ["install", "uninstall"]
 

@@ -1,26 +1,19 @@
-"""Response-body taps: proxies for httpx/httpx2 ``response.stream`` that see every chunk.
+"""The state of one tapped response body: it parses what the app reads and settles once.
 
-Each chunk goes to the app unchanged, right after one cheap ``hot`` (the chunk is
-never copied, buffered or delayed beyond that). The tap settles its operation
-exactly once, on the first of: the body exhausted, closed (``close``/``aclose``),
-broken by an exception, or the proxy garbage-collected unread (``weakref.finalize``;
-the state it calls holds no reference to the proxy or the response, so no cycle).
-
-The loops are a generator and an async generator: misuse from two threads or tasks
-(a second reader, a close while a read is running) gets the interpreter's own
-"already executing" / "already running" error, as the bare body's generator gives it.
+The tap settles its operation exactly once, on the first of: the body exhausted, closed
+(``close``/``aclose``), broken by an exception, or its proxy garbage-collected unread
+(``weakref.finalize``; the state it calls holds no reference to the proxy or the
+response, so no cycle). ``settle_all`` detaches every body in flight (uninstrument); a
+forked child forgets its parent's.
 """
 
 from __future__ import annotations
 
-import asyncio
 import json
 import time
 import weakref
-from collections.abc import AsyncGenerator, AsyncIterator, Callable, Generator, Iterator, Mapping
+from collections.abc import AsyncGenerator, Callable, Generator, Mapping
 from typing import Any, Final, Literal
-
-import wrapt
 
 from .._core.buffering import stream_buffered
 from .._core.errors import classify_error
@@ -30,8 +23,9 @@ from .._forks import in_child
 from .._quietly import quietly, report
 from .._telemetry.content import streamed_body
 from .._telemetry.operation import Operation
+from .tap_decoder import TapDecoder
 
-__all__ = ["TapAsyncStream", "TapState", "TapSyncStream", "settle_all"]
+__all__ = ["End", "Mode", "TapState", "settle_all"]
 
 Mode = Literal["sse", "body", "error"]
 End = Literal["exhausted", "closed", "error", "collected", "detached"]
@@ -44,50 +38,6 @@ _SSE_HEADS: Final = (b"data:", b"event:", b"id:", b"retry:", b":")
 
 def _none(chunk: bytes) -> None:
     """``hot`` while the client's decoder, not the raw stream, hands the tap its bytes."""
-
-
-class _TapDecoder:
-    """The client's own content decoder for the response, wrapped: every piece it decodes
-    for the app is handed to the tap too, so the tap sees exactly what the app gets (and
-    nothing when the client does not decode an encoding). A decoder that raises is the
-    client failing on the body: the tap settles with that error, and it propagates."""
-
-    __slots__ = ("_inner", "_state")
-
-    def __init__(self, inner: Any, state: TapState) -> None:
-        self._inner = inner
-        self._state = state
-
-    def decode(self, data: bytes) -> Any:
-        return self._pass(self._inner.decode, data)
-
-    def flush(self) -> Any:
-        try:
-            return self._pass(self._inner.flush)
-        finally:
-            self._state.flushed()
-
-    def _pass(self, step: Callable[..., Any], *args: bytes) -> Any:
-        try:
-            out = step(*args)
-        except BaseException as exc:
-            quietly(self._state.finish, "error", exc)
-            raise
-        if isinstance(out, bytes):  # httpx: one piece
-            self._state.decoded(out)
-            return out
-        return self._each(out)  # httpx2: pieces of bounded size, lazily
-
-    def _each(self, pieces: Iterator[bytes]) -> Iterator[bytes]:
-        try:
-            for piece in pieces:
-                self._state.decoded(piece)
-                yield piece
-        except GeneratorExit:
-            raise
-        except BaseException as exc:
-            quietly(self._state.finish, "error", exc)
-            raise
 
 
 class TapState:
@@ -173,10 +123,10 @@ class TapState:
         self._deferred: tuple[End, BaseException | None] | None = None
         self.hot: Callable[[bytes], list[ToolCall] | None] = self.feed
 
-    def decoding(self, decoder: Any) -> _TapDecoder:
+    def decoding(self, decoder: Any) -> TapDecoder:
         """The client's decoder for this body, wrapped to hand the tap what it decodes."""
         self._decoded = True
-        return _TapDecoder(decoder, self)
+        return TapDecoder(decoder, self)
 
     def stop(self) -> None:
         """Tap no more of this body (the chunks still go to the app)."""
@@ -426,108 +376,3 @@ def _forget_parent_bodies() -> None:
 
 def _collected(state: TapState) -> None:
     quietly(state.finish, "collected")
-
-
-class _Observed(wrapt.ObjectProxy[Any]):
-    """anthropic's ``Stream`` reads ``response.stream.stream_observer`` (default None) for
-    every event. Forwarded by the proxy, a missing attribute costs two formatted
-    AttributeErrors, and a property a Python call: the proxies keep it as a plain
-    attribute, read in C. wrapt sets an attribute its type has on the proxy itself; setting
-    it also sets the wrapped stream's, as forwarding would."""
-
-    stream_observer: Any = None
-
-    def __init__(self, wrapped: Any) -> None:
-        super().__init__(wrapped)
-        observer = getattr(wrapped, "stream_observer", None)
-        if observer is not None:
-            self.stream_observer = observer
-
-    def __setattr__(self, name: str, value: Any) -> None:
-        if name == "stream_observer":
-            setattr(self.__wrapped__, name, value)
-        super().__setattr__(name, value)
-
-
-class TapSyncStream(_Observed):
-    """Proxy for a sync ``response.stream`` (httpx or httpx2 ``SyncByteStream``)."""
-
-    def __init__(self, wrapped: Any, state: TapState) -> None:
-        super().__init__(wrapped)
-        self._self_state = state
-        state.watch(self)
-
-    def __iter__(self) -> Iterator[bytes]:
-        return self._loop(self._self_state)
-
-    def _loop(self, state: TapState) -> Iterator[bytes]:
-        """Every chunk to the app, after tooltap's step; settles once however it ends."""
-        state.reading()
-        try:
-            for chunk in self.__wrapped__:
-                try:
-                    state.size += len(chunk)
-                    calls = state.hot(chunk)
-                    if calls:
-                        state.op.calls_received(calls)
-                except Exception as exc:  # noqa: BLE001 - never into the app
-                    state.broken(exc)
-                yield chunk
-        except GeneratorExit:
-            quietly(state.finish, "closed")
-            raise
-        except BaseException as exc:
-            quietly(state.finish, "error", exc)
-            raise
-        quietly(state.finish, "exhausted")
-
-    def close(self) -> None:
-        try:
-            self.__wrapped__.close()
-        finally:
-            quietly(self._self_state.finish, "closed")
-
-
-class TapAsyncStream(_Observed):
-    """Proxy for an async ``response.stream`` (httpx or httpx2 ``AsyncByteStream``)."""
-
-    def __init__(self, wrapped: Any, state: TapState) -> None:
-        super().__init__(wrapped)
-        self._self_state = state
-        state.watch(self)
-
-    def __aiter__(self) -> AsyncIterator[bytes]:
-        return self._loop(self._self_state)
-
-    async def _loop(self, state: TapState) -> AsyncIterator[bytes]:
-        """Every chunk to the app, after tooltap's step; settles once however it ends
-        (a cancelled reader as closed)."""
-        inner = self.__wrapped__.__aiter__()
-        state.reading()
-        try:
-            async for chunk in inner:
-                try:
-                    state.size += len(chunk)
-                    calls = state.hot(chunk)
-                    if calls:
-                        state.op.calls_received(calls)
-                except Exception as exc:  # noqa: BLE001 - never into the app
-                    state.broken(exc)
-                yield chunk
-        except (GeneratorExit, asyncio.CancelledError):  # the app's task stopped reading
-            quietly(state.finish, "closed")
-            raise
-        except BaseException as exc:
-            quietly(state.finish, "error", exc)
-            raise
-        finally:
-            aclose = getattr(inner, "aclose", None)
-            if aclose is not None:
-                await aclose()
-        quietly(state.finish, "exhausted")
-
-    async def aclose(self) -> None:
-        try:
-            await self.__wrapped__.aclose()
-        finally:
-            quietly(self._self_state.finish, "closed")

@@ -48,27 +48,26 @@ from collections.abc import Mapping
 from contextvars import ContextVar
 from typing import Any, Literal
 
-from opentelemetry import trace
-from opentelemetry.context import Context
-from opentelemetry.trace import Span, SpanKind, Status, StatusCode
+from opentelemetry.trace import Span, SpanKind
 
 from .._core.errors import classify_error, classify_problem, redacted
 from .._core.model import ErrorClass, Parsed, Problem, RequestInfo, ToolCall
 from .._core.request import parse_request
-from .._core.validate import validate
 from .._forks import new_lock
 from . import semconv as sc
-from .content import input_messages, output_messages, to_json, tool_definitions
+from .attempts import Attempts
+from .calls import Calls
+from .capture import capture_request, capture_response
 from .conversation import current_conversation
-from .correlate import OpenCall
+from .inference_span import InferenceSpan
 from .listeners import ToolCallProblem
+from .response import forced_tool_choice, problem_event, response_attributes
 from .telemetry import Telemetry, get_telemetry
 
 __all__ = ["Operation", "current_operation", "get_telemetry"]
 
 current_operation: ContextVar[Operation | None] = ContextVar("tooltap_operation", default=None)
 
-_CALL_OUTCOMES = ("undeclared_tool", "invalid_tool_name", "schema_violation")
 #: Makes ``end`` run once per operation (held for two statements: one lock serves them all).
 _END_LOCK = new_lock()
 _STOPPED_BY_APP = ("truncated_stream", "truncated_json")
@@ -108,8 +107,7 @@ class Operation:
             self.attributes[sc.SERVER_ADDRESS] = server_address
             if server_port is not None:
                 self.attributes[sc.SERVER_PORT] = server_port
-        self._adopted = span is not None
-        self._span_content = span_content
+        adopted = span is not None
         conversation = current_conversation.get()
         if span is None:
             start = dict(self.attributes)
@@ -121,57 +119,27 @@ class Operation:
                 start[sc.GEN_AI_CONVERSATION_ID] = conversation
             span = tel.tracer.start_span(self._name(), kind=SpanKind.CLIENT, attributes=start)
         self.span = span
+        self._out = InferenceSpan(span, adopted=adopted, content=span_content)
+        self._attempts = Attempts(tel, self.attributes, self._out)
         self.request_info: RequestInfo | None = None
         self.request_body = request_body
         self.conversation = conversation
         self._parsed_request: RequestInfo | None = None
         self._accounted: RequestInfo | None = None
-        self._opened: list[OpenCall] = []
-        self._started = time.monotonic()
-        self.attempt_started = self._started  # when the current attempt's request was sent
-        self._lock = new_lock()
-        self._span_context: Context | None = None
         self._ended = False
         self._held = False
-        self._attempts = 0
-        self._resends = 0
-        self._retry_error: ErrorClass | None = None  # failed attempt not yet followed by another
-        self._failure: ErrorClass | None = None  # the outcome so far, None = success
-        self._ttfc_recorded = False
-        self._delivered: set[int] = set()
-        self._delivered_ids: set[str] = set()
-        self._handing = False  # the SDK call that hands this response to the app is running
-        self._stash: list[ToolCall] = []  # calls parsed while it runs: the app has none yet
-        self._stash_response: str | None = None
-        self._counts: list[tuple[OpenCall, str, str]] = []  # (entry, label, outcome) to count
-        self._undelivered: set[OpenCall] = set()
+        self._calls = Calls(self, self._out)
         self._sdk_error: ErrorClass | None = None
-        self._output: list[dict[str, Any]] | None = None
         tel.open_operations.add(self)
 
     def _name(self) -> str:
         operation = self.attributes[sc.GEN_AI_OPERATION_NAME]
         return f"{operation} {self.request_model}" if self.request_model else str(operation)
 
-    def _owns(self, key: str) -> bool:
-        """Whether tooltap writes ``key``: any on its own span, ``tooltap.*`` on an adopted one."""
-        return not self._adopted or key.startswith(sc.TOOLTAP_PREFIX)
-
-    def _set(self, key: str, value: Any) -> None:
-        """Set an attribute tooltap owns, while the span records (an adopted span may end first)."""
-        if self._owns(key) and self.span.is_recording():
-            self.span.set_attribute(key, value)
-
-    def _context(self) -> Context:
-        """A context with the span current (for metric exemplars and tool spans), built once."""
-        context = self._span_context
-        if context is None:
-            context = self._span_context = trace.set_span_in_context(self.span)
-        return context
-
-    def _event(self, name: str, attributes: dict[str, Any]) -> None:
-        if self.span.is_recording():
-            self.span.add_event(name, attributes)
+    @property
+    def attempt_started(self) -> float:
+        """When the current attempt's request was sent (``time.monotonic``)."""
+        return self._attempts.attempt_started
 
     # --- attempts --------------------------------------------------------------------------
 
@@ -199,44 +167,29 @@ class Operation:
         ``headers``: case-insensitive (httpx ``Headers``) or with lower-case names.
         ``body`` (decoded JSON) is only used under content capture.
         """
-        self._attempts += 1
-        self.attempt_started = time.monotonic()
-        retry_count = headers.get("x-stainless-retry-count")
-        resend = self._attempts - 1
-        if retry_count is not None and retry_count.isdigit():
-            resend = max(resend, int(retry_count))
-        self._resends = max(self._resends, resend)
-        if self._attempts > 1:
-            error_type = self._retry_error.error_type if self._retry_error else sc.ERROR_OTHER
-            self.tel.instruments.retries.add(1, {**self.attributes, sc.ERROR_TYPE: error_type})
-        self._retry_error = None
-        self._delivered = set()
-        self._delivered_ids = set()
-        self._opened = []
-        self._stash = []
-        self._stash_response = None
+        self._attempts.begin(headers)
+        self._calls.new_attempt()
         if "x-api-key" in headers and "authorization" in headers:
-            self._set(sc.TOOLTAP_CONFLICTING_AUTH, True)
+            self._out.set(sc.TOOLTAP_CONFLICTING_AUTH, True)
         if self.provider == "gcp.gen_ai" and (url_host or url_path):
             self.provider = sc.provider_name(self.dialect, url_host, url_path)
             self.attributes[sc.GEN_AI_PROVIDER_NAME] = self.provider
-            self._set(sc.GEN_AI_PROVIDER_NAME, self.provider)
+            self._out.set(sc.GEN_AI_PROVIDER_NAME, self.provider)
         if self.request_model is None and request_info.model:
             self.request_model = request_info.model
             self.attributes[sc.GEN_AI_REQUEST_MODEL] = request_info.model
-            self._set(sc.GEN_AI_REQUEST_MODEL, request_info.model)
-            if not self._adopted:
-                self.span.update_name(self._name())
+            self._out.set(sc.GEN_AI_REQUEST_MODEL, request_info.model)
+            self._out.rename(self._name())
         self.request_info = request_info
         for problem in request_info.problems:
-            self._problem_event(problem)
+            problem_event(self.tel, self._out, problem)
         lifecycle = self.tel.lifecycle
         if self.conversation is None:
             self.conversation = request_info.conversation_id or lifecycle.conversation_of(
                 request_info.previous_response_id
             )
             if self.conversation is not None:
-                self._set(sc.GEN_AI_CONVERSATION_ID, self.conversation)
+                self._out.set(sc.GEN_AI_CONVERSATION_ID, self.conversation)
         lifecycle.expire()
         if request_info is not self._accounted:  # an SDK retry re-sends the very same request
             self._accounted = request_info
@@ -248,46 +201,16 @@ class Operation:
                 conversation=self.conversation,
                 previous_response=request_info.previous_response_id,
             )
-            if self.span.is_recording():
-                for link in links:
-                    self.span.add_link(link, {sc.TOOLTAP_LINK: sc.LINK_TOOL_RESULT})
-        if self.tel.config.capture_any and body is not None:
-            self._content(sc.GEN_AI_INPUT_MESSAGES, input_messages(self.dialect, body))
-            definitions = tool_definitions(self.dialect, body)
-            if definitions and self.tel.config.content_on_span:
-                self._set(sc.GEN_AI_TOOL_DEFINITIONS, to_json(definitions))
+            self._out.links(links, {sc.TOOLTAP_LINK: sc.LINK_TOOL_RESULT})
+        capture_request(self.tel, self._out, self.attributes, self.dialect, body)
 
     def attempt_failed(self, error: ErrorClass) -> None:
         """The current attempt failed (status, exception, or an error inside the stream)."""
-        event: dict[str, Any] = {
-            sc.ERROR_TYPE: error.error_type,
-            sc.TOOLTAP_RETRYABLE: error.retryable,
-        }
-        if error.status is not None:
-            event[sc.HTTP_RESPONSE_STATUS_CODE] = error.status
-        if error.retry_after is not None:
-            event[sc.TOOLTAP_RETRY_AFTER] = error.retry_after
-        self._event(sc.EVENT_ATTEMPT_FAILED, event)
-        self.tel.instruments.provider_errors.add(
-            1,
-            {
-                **self.attributes,
-                sc.ERROR_TYPE: error.error_type,
-                sc.TOOLTAP_RETRYABLE: error.retryable,
-            },
-        )
-        self._retry_error = error
-        self._failure = error
+        self._attempts.failed(error)
 
     def first_chunk(self) -> None:
         """The first body chunk of a streamed response arrived (recorded once per op)."""
-        if not self._ttfc_recorded:
-            self._ttfc_recorded = True
-            self.tel.instruments.time_to_first_chunk.record(
-                time.monotonic() - self._started,
-                self.attributes,
-                context=self._context(),
-            )
+        self._attempts.first_chunk()
 
     # --- calls and responses ---------------------------------------------------------------
 
@@ -299,77 +222,15 @@ class Operation:
         in ``tooltap.tool_calls`` when the operation ends, as ``not_delivered`` if the SDK
         raised on the response instead (``not_delivered``).
         """
-        if self._handing:
-            self._stash.extend(calls)
-            self._delivered_ids.update(c.call_id for c in calls if c.call_id is not None)
-            return
-        info = self.request_info
-        declared = info.tools if info is not None else None
-        tel, delivered = self.tel, self._delivered
-        for call in calls:
-            if call.index in delivered:
-                continue
-            delivered.add(call.index)
-            if call.call_id is not None:
-                self._delivered_ids.add(call.call_id)
-            outcome = sc.RESULT_OK
-            problems = validate(call, info) if info is not None else None
-            if problems:
-                outcome = next((p.kind for p in problems if p.kind in _CALL_OUTCOMES), outcome)
-                for problem in problems:
-                    self._problem_event(problem)
-                    tel.listeners.emit(
-                        ToolCallProblem(problem, self.dialect, self.span.get_span_context())
-                    )
-            label = tel.tool_names.label(call.name, declared)
-            entry = tel.lifecycle.received(
-                call,
-                parent=self.span,
-                provider=self.provider,
-                label=label,
-                outcome=outcome,
-                conversation=self.conversation,
-                context=self._context(),
-            )
-            self._opened.append(entry)
-            self._counts.append((entry, label, outcome))
-        if self._ended:  # nothing left to wait for
-            self._count_calls()
-
-    def _count_calls(self) -> None:
-        """Add the calls received so far to ``tooltap.tool_calls``, one add per label/outcome."""
-        counts: dict[tuple[str, str], int] = {}
-        for entry, label, outcome in self._counts:
-            if entry in self._undelivered:
-                outcome = sc.RESULT_NOT_DELIVERED
-            counts[label, outcome] = counts.get((label, outcome), 0) + 1
-        self._counts = []
-        for (label, outcome), count in counts.items():
-            self.tel.instruments.tool_calls.add(
-                count,
-                {
-                    sc.GEN_AI_OPERATION_NAME: sc.OPERATION_EXECUTE_TOOL,
-                    sc.GEN_AI_PROVIDER_NAME: self.provider,
-                    sc.GEN_AI_TOOL_NAME: label,
-                    sc.TOOLTAP_OUTCOME: outcome,
-                },
-            )
+        self._calls.received(calls)
 
     def handing(self) -> None:
         """The SDK call that hands the response to the app starts: calls wait for its return."""
-        self._handing = True
+        self._calls.handing = True
 
     def handed(self) -> None:
         """That SDK call returned: the app has the response; its calls are received now."""
-        if not self._handing:
-            return
-        self._handing = False
-        stash, self._stash = self._stash, []
-        if stash:
-            self.calls_received(stash)
-        response, self._stash_response = self._stash_response, None
-        if self.tel.lifecycle.responded(response, self._opened, self.conversation):
-            self._replayed()
+        self._calls.handed()
 
     def not_delivered(self, exc: BaseException) -> None:
         """The SDK raised instead of handing the response to the app.
@@ -379,33 +240,10 @@ class Operation:
         already opened from this attempt's response are ended as ``not_delivered`` too,
         and the operation ends with the SDK's error unless a transport error came first.
         """
-        self._handing = False
-        stash, self._stash = self._stash, []
-        self._stash_response = None
-        info = self.request_info
-        declared = info.tools if info is not None else None
-        counts: dict[str, int] = {}
-        seen: set[int] = set()
-        for call in stash:
-            if call.index not in self._delivered and call.index not in seen:
-                seen.add(call.index)
-                label = self.tel.tool_names.label(call.name, declared)
-                counts[label] = counts.get(label, 0) + 1
-        for label, count in counts.items():
-            self.tel.instruments.tool_calls.add(
-                count,
-                {
-                    sc.GEN_AI_PROVIDER_NAME: self.provider,
-                    sc.GEN_AI_TOOL_NAME: label,
-                    sc.TOOLTAP_OUTCOME: sc.RESULT_NOT_DELIVERED,
-                },
-            )
-        if not isinstance(exc, Exception):
-            return
-        self._sdk_error = classify_error(None, {}, None, exc)
-        opened = [e for e in self._opened if e.span is not None]
-        self._undelivered.update(opened)
-        self.tel.lifecycle.not_delivered(opened)
+        cancelled = not isinstance(exc, Exception)
+        if not cancelled:
+            self._sdk_error = classify_error(None, {}, None, exc)
+        self._calls.not_delivered(end_opened=not cancelled)
 
     def record_parsed(
         self,
@@ -427,9 +265,9 @@ class Operation:
         """
         if request_info is not None:
             self.request_info = request_info
-        self._failure = None
+        self._attempts.failure = None
         self.calls_received(parsed.calls)
-        self._response_attributes(parsed)
+        response_attributes(self.tel, self._out, self.attributes, parsed)
         problems = parsed.problems
         ended_by_error = any(p.kind == "error_event" for p in problems)
         if closed_early and not parsed.complete and not ended_by_error:  # else the provider's
@@ -439,77 +277,15 @@ class Operation:
         for problem in problems:
             self.record_problem(problem)
             failure = failure or classify_problem(problem)
-        if self._handing:  # tagged when the SDK hands the response over
-            self._stash_response = parsed.response_id
-        elif self.tel.lifecycle.responded(parsed.response_id, self._opened, self.conversation):
-            self._replayed()
+        self._calls.responded(parsed.response_id)
         if failure is not None:
             self.attempt_failed(failure)
-        self._forced_tool_choice(parsed)
-        if self.tel.config.capture_any:
-            self._output = output_messages(parsed, body)
-            self._content(sc.GEN_AI_OUTPUT_MESSAGES, self._output)
-
-    def _response_attributes(self, parsed: Parsed) -> None:
-        attributes: dict[str, Any] = {}  # set in one call: one lock, one validation pass
-        if parsed.response_id:
-            attributes[sc.GEN_AI_RESPONSE_ID] = parsed.response_id
-        if parsed.model:
-            attributes[sc.GEN_AI_RESPONSE_MODEL] = parsed.model
-        failed = not parsed.complete and any(p.kind == "error_event" for p in parsed.problems)
-        if parsed.finish_reason or failed:  # an error that ended the response outranks it
-            raw = parsed.finish_reason or ""
-            reason = "error" if failed else sc.finish_reason(raw, bool(parsed.calls))
-            attributes[sc.GEN_AI_RESPONSE_FINISH_REASONS] = (reason,)
-        usage = parsed.usage
-        if usage is not None:
-            for key, value, token_type in (
-                (sc.GEN_AI_USAGE_INPUT_TOKENS, usage.input_tokens, "input"),
-                (sc.GEN_AI_USAGE_OUTPUT_TOKENS, usage.output_tokens, "output"),
-                (sc.GEN_AI_USAGE_CACHE_READ_INPUT_TOKENS, usage.cache_read_input_tokens, None),
-                (
-                    sc.GEN_AI_USAGE_CACHE_CREATION_INPUT_TOKENS,
-                    usage.cache_creation_input_tokens,
-                    None,
-                ),
-            ):
-                if value is None:
-                    continue
-                attributes[key] = value
-                if token_type is not None:
-                    self.tel.instruments.token_usage.record(
-                        value,
-                        {**self.attributes, sc.GEN_AI_TOKEN_TYPE: token_type},
-                        context=self._context(),
-                    )
-        if attributes and not self._adopted and self.span.is_recording():
-            self.span.set_attributes(attributes)
-
-    def _replayed(self) -> None:
-        """This response's id came before (a cache, a re-sent response): say so per call."""
-        for entry in self._opened:
-            attributes: dict[str, Any] = {sc.GEN_AI_TOOL_NAME: entry.name}
-            if entry.call_id is not None:
-                attributes[sc.GEN_AI_TOOL_CALL_ID] = entry.call_id
-            if entry.index >= 0:
-                attributes[sc.TOOLTAP_TOOL_CALL_INDEX] = entry.index
-            self._event(sc.EVENT_CALL_REPLAYED, attributes)
-
-    def _problem_event(self, problem: Problem) -> None:
-        event: dict[str, Any] = {sc.TOOLTAP_PROBLEM_KIND: problem.kind}
-        if problem.call_index is not None:
-            event[sc.TOOLTAP_TOOL_CALL_INDEX] = problem.call_index
-        if problem.call_id is not None:
-            event[sc.GEN_AI_TOOL_CALL_ID] = problem.call_id
-        if problem.name is not None:
-            event[sc.GEN_AI_TOOL_NAME] = problem.name
-        if problem.detail and self.tel.config.capture_any and self._span_content:  # may quote args
-            event[sc.TOOLTAP_PROBLEM_DETAIL] = problem.detail
-        self._event(sc.EVENT_PROBLEM, event)
+        forced_tool_choice(self.tel, self.attributes, self.request_info, parsed)
+        capture_response(self.tel, self._out, self.attributes, parsed, body)
 
     def record_closed_early(self) -> None:
         """The app stopped reading the body before its end (not a failure)."""
-        self._set(sc.TOOLTAP_STREAM_CLOSED_EARLY, True)
+        self._out.set(sc.TOOLTAP_STREAM_CLOSED_EARLY, True)
 
     def record_problem(self, problem: Problem) -> None:
         """A parser problem: event, metric (per call or per response), listeners.
@@ -520,57 +296,16 @@ class Operation:
         provider's message echoes are masked, for the span and the listeners alike.
         """
         problem = redacted(problem)
-        self._problem_event(problem)
+        problem_event(self.tel, self._out, problem)
         if problem.call_index is None and problem.call_id is None:
             self.tel.instruments.stream_problems.add(
                 1, {**self.attributes, sc.TOOLTAP_PROBLEM_KIND: problem.kind}
             )
-        elif problem.call_id not in self._delivered_ids:  # a broken call
-            declared = self.request_info.tools if self.request_info is not None else None
-            label = self.tel.tool_names.label(problem.name, declared)
-            self.tel.instruments.tool_calls.add(
-                1,
-                {
-                    sc.GEN_AI_OPERATION_NAME: sc.OPERATION_EXECUTE_TOOL,
-                    sc.GEN_AI_PROVIDER_NAME: self.provider,
-                    sc.GEN_AI_TOOL_NAME: label,
-                    sc.TOOLTAP_OUTCOME: problem.kind,
-                },
-            )
-            entry = self.tel.lifecycle.broken(
-                problem,
-                parent=self.span,
-                provider=self.provider,
-                label=label,
-                dialect=self.dialect,
-                conversation=self.conversation,
-            )
-            if entry is not None:
-                self._opened.append(entry)
+        else:
+            self._calls.broken(problem)
         self.tel.listeners.emit(
             ToolCallProblem(problem, self.dialect, self.span.get_span_context())
         )
-
-    def _forced_tool_choice(self, parsed: Parsed) -> None:
-        choice = self.request_info.tool_choice if self.request_info is not None else None
-        if choice is None or not (choice == "any" or choice.startswith("tool:")):
-            return
-        wanted = choice[5:] if choice.startswith("tool:") else None
-        honored = any(wanted is None or c.name == wanted for c in parsed.calls)
-        self.tel.instruments.forced_tool_choice.add(
-            1, {**self.attributes, sc.TOOLTAP_HONORED: honored}
-        )
-
-    def _content(self, key: str, messages: list[dict[str, Any]]) -> None:
-        if self.tel.config.content_on_span and self._owns(key):
-            self._set(key, to_json(messages))
-        events = self.tel.events
-        if events is not None:
-            events.emit(
-                event_name=sc.EVENT_INFERENCE_DETAILS,
-                attributes={**self.attributes, key: to_json(messages)},
-                context=self._context(),
-            )
 
     # --- ending ----------------------------------------------------------------------------
 
@@ -609,29 +344,26 @@ class Operation:
             self._ended = True
         self.tel.open_operations.discard(self)
         try:
-            if self._handing:  # ended before the SDK call that hands the response over
+            if self._calls.handing:  # ended before the SDK call that hands the response over
                 if exc is None:
                     self.handed()
                 else:
                     self.not_delivered(exc)
             if error is None and exc is not None:
                 error = classify_error(None, {}, None, exc)
-            error = error or self._sdk_error or self._failure
+            error = error or self._sdk_error or self._attempts.failure
             attributes = dict(self.attributes)
-            if self._resends:
-                self._set(sc.HTTP_REQUEST_RESEND_COUNT, self._resends)
+            if self._attempts.resends:
+                self._out.set(sc.HTTP_REQUEST_RESEND_COUNT, self._attempts.resends)
             if error is not None:
                 attributes[sc.ERROR_TYPE] = error.error_type
-                self._set(sc.ERROR_TYPE, error.error_type)
-                self._set(sc.TOOLTAP_ERROR_TYPE, error.error_type)
-                if not self._adopted and self.span.is_recording():
-                    self.span.set_status(Status(StatusCode.ERROR, error.error_type))
-            if self._counts:
-                self._count_calls()
-            duration = time.monotonic() - self._started
+                self._out.set(sc.ERROR_TYPE, error.error_type)
+                self._out.set(sc.TOOLTAP_ERROR_TYPE, error.error_type)
+                self._out.fail(error.error_type)
+            self._calls.count()
+            duration = time.monotonic() - self._attempts.started
             self.tel.instruments.operation_duration.record(
-                duration, attributes, context=self._context()
+                duration, attributes, context=self._out.context()
             )
         finally:  # a recording failure (a tooltap bug) must not leave the span open
-            if not self._adopted:
-                self.span.end()
+            self._out.end()

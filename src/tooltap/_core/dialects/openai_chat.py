@@ -25,22 +25,17 @@ Choices made here (the wire leaves them open):
   ``complete=False``; an ``error`` inside a chunk that has ``choices`` (OpenRouter) is
   recorded, and the stream goes on. A whole body with an ``error`` is not complete either.
 
-Fast path (``Reducer.fast``): most events of a tool-call stream only carry the next
-argument fragment of the open call. Every chunk of a response repeats the same bytes
-before ``"choices"`` (id, created, model...): once a decoded chunk shows those bytes close
-into an object without usage, a later chunk that starts with them and the arguments delta
-prefix of an unfinished call of choice 0 (the index it names picks the call), and ends in
-the fixed compact tail (with or without ``usage: null`` and OpenAI's random
-``obfuscation``), has its fragment appended still escaped.
+The fast path (``Reducer.fast``: an arguments-only delta of choice 0, taken without
+decoding it) is ``openai_chat_fast``.
 """
 
 from __future__ import annotations
 
-import re
 from collections import deque
+from collections.abc import Callable
 from typing import Any, Final
 
-from .._json import PLAIN_STRING, RAW_STRING, loads, loads_str, unescape, valid_utf8
+from .._json import loads_str
 from ..model import Limits, Parsed, Problem, ToolCall, Usage
 from ..sse import SSEEvent
 from ._openai import (
@@ -52,31 +47,13 @@ from ._openai import (
     text_or_none,
     usage_of,
 )
+from .openai_chat_fast import FastPath
 
 __all__ = ["Reducer", "parse_body"]
 
 DIALECT: Final = "openai.chat"
 #: finish_reason values meaning the model was cut off, not done.
 INCOMPLETE_REASONS: Final = frozenset({"length", "content_filter"})
-_CHOICES: Final = b'"choices":['
-_FN_ARGS: Final = b',"function":{"arguments":"'
-_DELTA_HEAD: Final = b'"choices":[{"index":0,"delta":{"tool_calls":[{"index":'
-#: The rest of an arguments delta after its learnt head: the call's index (group 1, at most
-#: ten digits), the fragment (group 2), still escaped, then what follows it (its first part
-#: is fixed; group 3 the obfuscation value). One match does it all: a fragment cannot hold
-#: the tail's unescaped quote, so the split is unique.
-_ARGS_REST: Final = re.compile(
-    rb"(0|[1-9][0-9]{0,9})"
-    + re.escape(_FN_ARGS)
-    + b"("
-    + RAW_STRING
-    + b")"
-    + re.escape(b'"}}]},"logprobs":null,"finish_reason":null}]')
-    + rb'(?:,"usage":null)?(?:,"obfuscation":"'
-    + PLAIN_STRING
-    + rb'")?\}\n\n'
-)
-_LEARN_TRIES: Final = 4
 
 
 class _Choice:
@@ -116,16 +93,15 @@ class Reducer:
     """Folds one Chat Completions stream; calls are emitted as soon as they finish."""
 
     __slots__ = (
-        "_args",
         "_choices",
         "_complete",
         "_failed",
-        "_head",
         "_limit",
         "_out",
         "_parsed",
+        "_path",
         "_released",
-        "_tries",
+        "fast",
     )
 
     def __init__(self, limits: Limits) -> None:
@@ -136,63 +112,14 @@ class Reducer:
         self._failed = False  # an error ended the stream
         self._released = False  # something finished: try to release calls
         self._parsed: Parsed | None = None
-        self._head: bytes | None = None  # every chunk's bytes up to the tool call index
-        self._tries = _LEARN_TRIES
-        self._args: tuple[bytes, dict[int, PendingCall]] | None = None  # head + choice 0's calls
-
-    def fast(self, chunk: bytes) -> bool:
-        """Append the fragment of a one-event arguments-only delta of an unfinished call of
-        choice 0 (the one its index names), still escaped, when the chunk repeats the learnt
-        head exactly; False otherwise."""
-        args = self._args
-        if args is None or not chunk.startswith(args[0]):
-            return False
-        head, by_index = args
-        rest = _ARGS_REST.fullmatch(chunk, len(head))
-        if rest is None:  # it covers the rest of the event, so no other line can follow
-            return False
-        call = by_index.get(int(rest[1]))
-        if call is None or call.finished:
-            return False
-        raw = rest[2]
-        if not (raw.isascii() or valid_utf8(raw)):
-            return False
-        fragments = call.fragments
-        run, size = fragments.run, fragments.size + len(raw)
-        if run is not None and size <= self._limit:  # Fragments.add_raw's usual case, inline
-            fragments.size = size
-            run += raw
-        elif not call.oversized and not fragments.add_raw(raw, self._limit):
-            call.add(unescape(raw), self._limit)  # near the limit: counted exactly
-        return True
+        self._path = FastPath(limits.max_argument_bytes)
+        #: One arguments-only delta of choice 0 taken whole (``FastPath.fast``).
+        self.fast: Callable[[bytes], bool] = self._path.fast
 
     def _retarget(self) -> None:
         """Point the fast path at the arguments deltas of choice 0's unfinished calls."""
-        self._args = None
         st = self._choices.get(0)
-        if self._head is None or st is None or st.done:
-            return
-        self._args = (self._head, st.by_index)
-
-    def _learn(self, data: bytes) -> None:
-        """Take the bytes before ``choices`` of a decoded chunk as the fast path's head.
-
-        Only when ``choices`` is a key of the chunk itself (the bytes before it close into
-        an object) and that object has no usage: a later chunk repeating those bytes then
-        changes nothing (id and model are first-seen-wins; errors are recorded once).
-        """
-        self._tries -= 1
-        cut = data.find(_CHOICES)
-        if cut < 1:
-            return
-        if cut > 1:
-            try:
-                fields = loads(data[: cut - 1] + b"}")
-            except (ValueError, RecursionError):
-                return
-            if not isinstance(fields, dict) or fields.get("usage") is not None:
-                return
-        self._head = b"data: " + data[:cut] + _DELTA_HEAD
+        self._path.retarget(None if st is None or st.done else st.by_index)
 
     def event(self, ev: SSEEvent) -> list[ToolCall]:
         """Take one SSE event; return the calls it completed, in response order."""
@@ -215,8 +142,8 @@ class Reducer:
                 self._failed = True
                 self._end(cut=True)
                 return self._release(final=True)
-        elif self._head is None and self._tries and ev.event == "message":
-            self._learn(data)
+        elif self._path.learning and ev.event == "message":
+            self._path.learn(data)
         self._out.meta(chunk)
         usage = _usage(chunk.get("usage"))
         if usage is not None:
