@@ -193,8 +193,7 @@ class Reducer:
             self._delta(data)
         elif kind == "content_block_stop":
             index = data.get("index")
-            block = self._blocks.pop(index, None) if isinstance(index, int) else None
-            if block is not None:
+            if isinstance(index, int) and (block := self._blocks.pop(index, None)) is not None:
                 del self._by_digits[b"%d" % index]
                 return self._close(block)
         elif kind == "content_block_start":
