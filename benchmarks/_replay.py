@@ -10,8 +10,8 @@ generates tokens more slowly than the client parses them, the common case (the s
 sends as fast as it can, so how the recording's own reads fell says little).
 ``install`` then makes the httpx/httpx2 transports of a counted process serve those
 recordings, with fresh tool-call and response ids for every response (the same ids
-again would be history re-sends and replayed responses to tooltap, other paths). What it leaves out is the socket and
-HTTP/1.1 work, which is the same with and without tooltap.
+again would be history re-sends and replayed responses to tooltap, other paths). What it
+leaves out is the socket and HTTP/1.1 work, which is the same with and without tooltap.
 """
 
 from __future__ import annotations

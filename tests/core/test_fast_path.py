@@ -534,3 +534,31 @@ def test_interleaved_responses_calls_agree() -> None:
     for chunk in chunks:
         parser.feed(chunk)
     assert [c.args for c in parser.close().calls] == [json.loads(text_a), json.loads(text_b)]
+
+
+def _misshapen(event: bytes) -> list[bytes]:
+    """``event`` (one whole event) in shapes the fast path must decline: CRLF line ends, a
+    CR inside the data line, no blank line, blank-line padding, two events at once."""
+    inside = event.rfind(b"data: ") + 9
+    return [
+        event[:-2] + b"\r\n\r\n",
+        event.replace(b"\n", b"\r\n"),
+        event[:inside] + b"\r" + event[inside:],
+        event[:-1],
+        event + b"\n",
+        event + event,
+    ]
+
+
+@pytest.mark.parametrize("dialect", sorted(STREAMS))
+def test_fast_path_declines_chunks_that_are_not_one_plain_event(dialect: str) -> None:
+    calls = [("write", fragments(json.dumps(ARGS), 4)), ("read", fragments('{"k": "v"}', 3))]
+    events = by_event(STREAMS[dialect](calls, True))
+    counted = Counted(dialect)
+    fast = counted.parser._reducer.fast  # type: ignore[attr-defined]
+    for event in events:
+        for shape in _misshapen(event):
+            assert fast(shape) is False, shape
+        counted.parser.feed(event)
+    assert counted.hits >= sum(len(f) for _, f in calls)  # the plain events were fast
+    assert counted.parser.close() == run(slow(dialect), events)[1]

@@ -82,7 +82,8 @@ class SSEParser:
             self._skip_lf = False
             if data[:1] == b"\n":
                 data = data[1:]
-        if b"\n" not in data and b"\r" not in data:
+        cr = data.find(b"\r") >= 0  # (held parts never have one)
+        if not cr and data.find(b"\n") < 0:
             if data:
                 self._hold(data)
             return []
@@ -91,7 +92,7 @@ class SSEParser:
             data = b"".join(self._parts)
             self._parts = []
             self._pending = 0
-        if b"\r" in data:  # CR or CRLF line ends: split on all three in one pass
+        if cr:  # CR or CRLF line ends: split on all three in one pass
             if data[-1:] == b"\r":
                 self._skip_lf = True
             lines = data.splitlines()  # (``replace(b"\r\n", ...)`` first: ~10x slower)

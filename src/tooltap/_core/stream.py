@@ -28,12 +28,14 @@ class StreamParser:
     whole ``Parsed``. The parser is total: malformed input becomes problems. Runs of
     blank lines (padding, which dispatches nothing) are collapsed in one step.
 
-    Fast path, at an event boundary (the SSE decoder idle): each whole event of the
-    chunk goes first to the reducer's ``fast(event) -> bool`` (if it has one), which
-    applies an event whose effect is certain from its bytes (an argument delta of an
-    open call, a text delta) without building an event or decoding JSON; what it
-    declines takes the full path (SSE decoder, JSON, ``Reducer.event``). A chunk that
-    starts inside an event goes to the decoder only up to the end of that event.
+    Fast path, at an event boundary (the SSE decoder idle): the chunk, then each whole
+    event of it, goes first to the reducer's ``fast(event) -> bool`` (if it has one),
+    which applies a chunk that is exactly one event whose effect is certain from its
+    bytes (an argument delta of an open call, a text delta) without building an event or
+    decoding JSON, and declines any other chunk (several events, a partial one, CR line
+    ends, blank-line padding); what it declines takes the full path (SSE decoder, JSON,
+    ``Reducer.event``). A chunk that starts inside an event goes to the decoder only up
+    to the end of that event.
     """
 
     __slots__ = (
@@ -69,21 +71,19 @@ class StreamParser:
         Once the decoder has dropped an event (over ``max_event_bytes``), no call completes
         any more: one might miss that event's bytes (``close`` says which, as problems)."""
         fast = self._fast
-        if (  # most chunks: one whole event, nothing for ``_feed`` to normalize first
-            fast is not None
-            and chunk.endswith(b"\n\n")
-            and self._sse.idle
-            and len(chunk) <= self._cap
-            and b"\n\n\n" not in chunk
-            and b"\r" not in chunk
-        ):
-            try:
-                if fast(chunk):  # the fast path took it
+        if fast is not None and self._sse.idle and len(chunk) <= self._cap:
+            try:  # most chunks: one event the fast path takes (it checks the chunk's shape)
+                if fast(chunk):
                     return []
             except Exception as exc:  # noqa: BLE001 - the core is total
                 self._fault("fast path", exc)
                 return []
-            calls = self._rest(fast, chunk, 0, offered=True)
+            # ``find``, not ``in``: CPython takes a bytes operand of ``in`` for an int
+            # first, raising and formatting a TypeError on every test.
+            if chunk.endswith(b"\n\n") and chunk.find(b"\r") < 0 and chunk.find(b"\n\n\n") < 0:
+                calls = self._rest(fast, chunk, 0, offered=True)  # whole events, LF only
+            else:
+                calls = self._feed(chunk)
         else:
             calls = self._feed(chunk)
         if self._sse.dropped_events:
@@ -96,12 +96,13 @@ class StreamParser:
 
     def _feed(self, chunk: bytes) -> list[ToolCall]:
         sse = self._sse
-        if b"\n" not in chunk and b"\r" not in chunk:  # within one line: nothing completes
+        cr = chunk.find(b"\r") >= 0
+        if not cr and chunk.find(b"\n") < 0:  # within one line: nothing completes
             sse.feed(chunk)
             return []
-        if b"\r" in chunk and b"\r\n\r\n\r\n" in chunk:  # CRLF padding: as LFs
+        if cr and chunk.find(b"\r\n\r\n\r\n") >= 0:  # CRLF padding: as LFs
             chunk = chunk.replace(b"\r\n\r\n", b"\n\n")  # (two line ends stay two)
-        if b"\n\n\n" in chunk:  # padding: skipped in one step
+        if chunk.find(b"\n\n\n") >= 0:  # padding: skipped in one step
             chunk = _BLANK_RUN.sub(b"\n\n", chunk)
         if not sse.idle:
             return self._resume(chunk)

@@ -18,8 +18,9 @@ __all__ = ["BodyParser", "DeclaredTool", "Dialect", "Reducer", "always", "unchan
 class Reducer(Protocol):
     """Folds one response's SSE events into tool calls (one instance per response).
 
-    A reducer may also have ``fast(event_bytes) -> bool``: apply one whole event whose
-    effect is certain from its bytes (see ``StreamParser``), or return False, unchanged.
+    A reducer may also have ``fast(chunk) -> bool``: apply a chunk that is exactly one whole
+    event (LF line ends, one blank line at its end, no CR) whose effect is certain from its
+    bytes (see ``StreamParser``), or return False, unchanged, for any other chunk.
     """
 
     def __init__(self, limits: Limits) -> None: ...

@@ -42,16 +42,16 @@ _PREVIEW: Final = 256
 _DELTA_EVENT: Final = b"event: content_block_delta\ndata:"
 _INDEX_HEAD: Final = _DELTA_EVENT + b' {"type":"content_block_delta","index":'
 _ARGS_MID: Final = b',"delta":{"type":"input_json_delta","partial_json":"'
-#: An arguments delta without its final blank line: the block index (group 1, at most ten
-#: digits), the fragment (group 2), still escaped, its closing quote and the two braces,
-#: with Anthropic's padding.
+#: An arguments delta: the block index (group 1, at most ten digits), the fragment (group 2),
+#: still escaped, its closing quote and the two braces, with Anthropic's padding, then the
+#: blank line that ends the event.
 _ARGS_DELTA: Final = re.compile(
     re.escape(_INDEX_HEAD)
     + rb"(0|[1-9][0-9]{0,9})"
     + re.escape(_ARGS_MID)
     + b"("
     + RAW_STRING
-    + rb')"\}[ \t]*+\}[ \t]*+'
+    + rb')"\}[ \t]*+\}[ \t]*+\n\n'
 )
 
 
@@ -95,6 +95,7 @@ class Reducer:
 
     __slots__ = (
         "_blocks",
+        "_by_digits",
         "_calls",
         "_ended",
         "_failed",
@@ -116,6 +117,7 @@ class Reducer:
         self._server: list[ServerCall] = []
         self._problems: list[Problem] = []
         self._blocks: dict[int, _Block] = {}
+        self._by_digits: dict[bytes, _Block] = {}  # the same blocks, by their index's digits
         self._ordinals = 0
         self._usage: dict[str, int] = {}
         self._finish: str | None = None
@@ -131,9 +133,9 @@ class Reducer:
         still escaped; a one-line text or thinking delta is
         skipped, as ``event`` skips it. Anything else: False, nothing changed.
         """
-        delta = _ARGS_DELTA.fullmatch(chunk, 0, len(chunk) - 2)  # the whole line: no other
+        delta = _ARGS_DELTA.fullmatch(chunk)  # the whole event: no other line
         if delta is not None:
-            block = self._blocks.get(int(delta[1]))
+            block = self._by_digits.get(delta[1])  # (no int to build per event)
             if block is None:
                 return False
             raw = delta[2]
@@ -151,7 +153,9 @@ class Reducer:
         return (
             chunk.startswith(_DELTA_EVENT)
             and chunk.find(b"\n", len(_DELTA_EVENT)) == len(chunk) - 2
-            and b"input_json_delta" not in chunk
+            and chunk[-1] == 10  # one data line, then the blank line
+            and 13 not in chunk  # no CR (an int operand: no bytes search set-up)
+            and chunk.find(b"input_json_delta") < 0
         )
 
     def event(self, ev: SSEEvent) -> list[ToolCall]:
@@ -160,7 +164,7 @@ class Reducer:
         if self._ended or name == "ping":
             return []
         # Text and thinking deltas are most of a stream: skip them without decoding.
-        if name == "content_block_delta" and b"input_json_delta" not in ev.data:
+        if name == "content_block_delta" and ev.data.find(b"input_json_delta") < 0:
             return []
         try:
             data = loads(ev.data)
@@ -189,8 +193,8 @@ class Reducer:
             self._delta(data)
         elif kind == "content_block_stop":
             index = data.get("index")
-            block = self._blocks.pop(index, None) if isinstance(index, int) else None
-            if block is not None:
+            if isinstance(index, int) and (block := self._blocks.pop(index, None)) is not None:
+                del self._by_digits[b"%d" % index]
                 return self._close(block)
         elif kind == "content_block_start":
             self._start(data)
@@ -206,12 +210,14 @@ class Reducer:
             for block in self._blocks.values():  # blocks never stopped: judge what arrived
                 calls += self._close(block)
             self._blocks.clear()
+            self._by_digits.clear()
             return calls
         elif kind == "error":
             self._error(data.get("error"))
             self._ended = self._failed = True
             self._problems += [self._cut(block) for block in self._blocks.values()]
             self._blocks.clear()
+            self._by_digits.clear()
         return []
 
     def _start(self, data: dict[str, Any]) -> None:
@@ -228,13 +234,14 @@ class Reducer:
             ordinal = self._ordinals
             self._ordinals += 1
         call_id = block.get("id")
-        self._blocks[index] = _Block(
+        opened = _Block(
             kind,
             call_id if isinstance(call_id, str) else None,
             block.get("name"),
             ordinal,
             block.get("input"),
         )
+        self._blocks[index] = self._by_digits[b"%d" % index] = opened
 
     def _delta(self, data: dict[str, Any]) -> None:
         delta = data.get("delta")

@@ -24,8 +24,9 @@ _FN_ARGS: Final = b',"function":{"arguments":"'
 _DELTA_HEAD: Final = b'"choices":[{"index":0,"delta":{"tool_calls":[{"index":'
 #: The rest of an arguments delta after its learnt head: the call's index (group 1, at most
 #: ten digits), the fragment (group 2), still escaped, then what follows it (its first part
-#: is fixed; group 3 the obfuscation value). One match does it all: a fragment cannot hold
-#: the tail's unescaped quote, so the split is unique.
+#: is fixed; group 3 the obfuscation value), to the blank line that ends the event. One
+#: match does it all: a fragment cannot hold the tail's unescaped quote, so the split is
+#: unique.
 _ARGS_REST: Final = re.compile(
     rb"(0|[1-9][0-9]{0,9})"
     + re.escape(_FN_ARGS)
@@ -35,7 +36,7 @@ _ARGS_REST: Final = re.compile(
     + re.escape(b'"}}]},"logprobs":null,"finish_reason":null}]')
     + rb'(?:,"usage":null)?(?:,"obfuscation":"'
     + PLAIN_STRING
-    + rb'")?\}'
+    + rb'")?\}\n\n'
 )
 _LEARN_TRIES: Final = 4
 
@@ -64,8 +65,8 @@ class FastPath:
         if args is None or not chunk.startswith(args[0]):
             return False
         head, by_index = args
-        rest = _ARGS_REST.fullmatch(chunk, len(head), len(chunk) - 2)
-        if rest is None:  # it covers the rest of the line, so no other line can follow
+        rest = _ARGS_REST.fullmatch(chunk, len(head))
+        if rest is None:  # it covers the rest of the event, so no other line can follow
             return False
         call = by_index.get(int(rest[1]))
         if call is None or call.finished:

@@ -56,10 +56,11 @@ _DELTA_HEAD: Final = (
     b"event: response.function_call_arguments.delta\n"
     b'data: {"type":"response.function_call_arguments.delta",'
 )
-#: The rest of a delta event, in the two key orders seen from OpenAI. Groups: in order,
+#: A whole delta event, in the two key orders seen from OpenAI. Groups: in order,
 #: sequence number, id, fragment, obfuscation value; delta first, fragment and id.
 _DELTA_IN_ORDER: Final = re.compile(
-    rb'(?:"sequence_number":('
+    re.escape(_DELTA_HEAD)
+    + rb'(?:"sequence_number":('
     + INT
     + rb'),)?"item_id":"([ !#-\[\]-~]++)","output_index":'
     + INT
@@ -67,10 +68,11 @@ _DELTA_IN_ORDER: Final = re.compile(
     + RAW_STRING
     + rb')"(?:,"obfuscation":"('
     + PLAIN_STRING
-    + rb')")?\}'
+    + rb')")?\}\n\n'
 )
 _DELTA_FIRST: Final = re.compile(
-    rb'"delta":"('
+    re.escape(_DELTA_HEAD)
+    + rb'"delta":"('
     + RAW_STRING
     + rb')","item_id":"([ !#-\[\]-~]++)"(?:,"obfuscation":"'
     + PLAIN_STRING
@@ -78,7 +80,7 @@ _DELTA_FIRST: Final = re.compile(
     + INT
     + rb',"sequence_number":'
     + INT
-    + rb"\}"
+    + rb"\}\n\n"
 )
 _CALL_EVENTS: Final = frozenset(
     {
@@ -139,14 +141,13 @@ class Reducer:
     def fast(self, chunk: bytes) -> bool:
         """Append the fragment of a one-event arguments delta of an open call, still
         escaped, when the event has one of OpenAI's compact key orders; False otherwise."""
-        if not chunk.startswith(_DELTA_HEAD):
-            return False
-        start, end = len(_DELTA_HEAD), len(chunk) - 2
-        match = _DELTA_IN_ORDER.fullmatch(chunk, start, end)
+        match = _DELTA_IN_ORDER.fullmatch(chunk)
         if match is not None:
             item_id, raw = match[2], match[3]
         else:
-            match = _DELTA_FIRST.fullmatch(chunk, start, end)
+            if not chunk.startswith(_DELTA_HEAD):  # most events: not an arguments delta
+                return False
+            match = _DELTA_FIRST.fullmatch(chunk)
             if match is None:
                 return False
             raw, item_id = match[1], match[2]
