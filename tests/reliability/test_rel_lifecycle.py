@@ -31,6 +31,7 @@ from opentelemetry.trace import StatusCode
 import tooltap
 from tests.reliability.apps import MODELS, App, close
 from tests.reliability.support import Capture, attrs
+from tooltap._quietly import run_deferred
 from tooltap.simulator import FAULT_HEADER, Simulator
 
 pytestmark = [
@@ -130,6 +131,7 @@ async def _settle(collect: bool) -> None:
     for _ in range(3 if collect else 1):
         if collect:
             gc.collect()
+            run_deferred()  # what the collection left for a safe point
         await asyncio.sleep(0.01)
 
 

@@ -15,6 +15,7 @@ from typing import Any
 import pytest
 
 from tests.sdk.drivers import DRIVERS, USER, resolve
+from tooltap._quietly import run_deferred
 from tooltap.simulator import Fault, Simulator
 
 SYNC = [pytest.param(s, id="sync" if s else "async") for s in (True, False)]
@@ -73,6 +74,7 @@ async def test_openai_abandoned_stream_ends_span_when_collected(
     await _first(stream)
     del stream
     gc.collect()
+    run_deferred()  # what the collection left for a safe point
 
     (span,) = otel.inference_spans()
     assert span.attributes["tooltap.stream.closed_early"] is True
@@ -132,4 +134,5 @@ async def _settle() -> None:
     """Collect garbage and let the loop run the async-generator finalizers it schedules."""
     for _ in range(3):
         gc.collect()
+        run_deferred()  # what the collection left for a safe point
         await asyncio.sleep(0.01)

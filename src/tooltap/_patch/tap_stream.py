@@ -20,7 +20,7 @@ from .._core.errors import classify_error
 from .._core.model import ErrorClass, Problem, RequestInfo, ToolCall
 from .._core.stream import StreamParser, parse_response
 from .._forks import in_child
-from .._quietly import quietly, report
+from .._quietly import after_collection, quietly, report
 from .._telemetry.content import streamed_body
 from .._telemetry.operation import Operation
 from .tap_decoder import TapDecoder
@@ -169,6 +169,8 @@ class TapState:
         When the SDK raised (not a cancellation), it never handed the response on: the
         body settles with that failure (a close the SDK made on its way out is not the
         app stopping early), and the response's calls are not delivered."""
+        if after_collection(self.read_done, exc):
+            return
         self._reader = None
         deferred, self._deferred = self._deferred, None
         failed = exc if isinstance(exc, Exception) else None
@@ -261,7 +263,7 @@ class TapState:
 
     def finish(self, end: End, exc: BaseException | None = None) -> None:
         """Settle the operation for this body; runs once, whatever calls it."""
-        if self._done:
+        if self._done or after_collection(self.finish, end, exc):
             return
         if end == "exhausted" and self._decoded:  # the client's decoder may hand on a tail
             self._pending = True

@@ -54,6 +54,7 @@ from .._core.errors import classify_error, classify_problem, redacted
 from .._core.model import ErrorClass, Parsed, Problem, RequestInfo, ToolCall
 from .._core.request import parse_request
 from .._forks import new_lock
+from .._quietly import after_collection, run_deferred
 from . import semconv as sc
 from .attempts import Attempts
 from .calls import Calls
@@ -92,6 +93,7 @@ class Operation:
         params: Mapping[str, Any] | None = None,
         request_body: Mapping[str, Any] | None = None,
     ) -> None:
+        run_deferred()  # what a garbage collection left to settle, before this one starts
         self.tel = tel
         self.dialect = dialect
         self.owner = owner
@@ -341,6 +343,8 @@ class Operation:
 
     def end(self, exc: BaseException | None = None, error: ErrorClass | None = None) -> None:
         """End the operation once: duration metric, resend count, error type and status."""
+        if after_collection(self.end, exc, error):
+            return
         with _END_LOCK:
             if self._ended:
                 return

@@ -20,7 +20,7 @@ from opentelemetry._logs import get_logger_provider as _global_logger_provider
 from opentelemetry.metrics import get_meter, get_meter_provider
 
 from .._forks import in_child
-from .._quietly import quietly, set_error_sink
+from .._quietly import quietly, run_deferred, set_error_sink
 from . import semconv as sc
 from .config import Config
 from .export import bounded
@@ -132,6 +132,7 @@ class Telemetry:
     def end_open(self) -> None:
         """End every open span: inference spans whose body was never finished (as closed
         early), then tool spans never answered (as orphaned)."""
+        run_deferred()  # bodies a garbage collection left to settle settle first
         for op in list(self.open_operations):
             quietly(op.abandon)
         self.lifecycle.end_all()
