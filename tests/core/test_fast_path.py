@@ -562,3 +562,20 @@ def test_fast_path_declines_chunks_that_are_not_one_plain_event(dialect: str) ->
         counted.parser.feed(event)
     assert counted.hits >= sum(len(f) for _, f in calls)  # the plain events were fast
     assert counted.parser.close() == run(slow(dialect), events)[1]
+
+
+@pytest.mark.parametrize("dialect", sorted(STREAMS))
+@pytest.mark.parametrize("limit", [0, 7, 19, 33, 47, 1000])
+def test_the_argument_limit_crossed_among_consecutive_deltas_agrees(
+    dialect: str, limit: int
+) -> None:
+    """Argument deltas with comment events among them: the argument limit, wherever it falls
+    among the deltas, decides the same on the fast path as on the full path."""
+    text = json.dumps({"path": "/tmp/é\\x", "body": 'say "hi"\n' * 3})
+    calls = [("write", fragments(text, 3)), ("read", fragments('{"k": "v"}', 2))]
+    body = STREAMS[dialect](calls, False)
+    chunks = by_event(body)
+    for n in range(len(chunks) - 5, 0, -5):
+        chunks.insert(n, b": keep-alive\n\n")
+    assert compare(dialect, chunks, Limits(max_argument_bytes=limit)) >= 1
+    compare(dialect, cut(body, list(range(0, len(body), 97))), Limits(max_argument_bytes=limit))
