@@ -4,7 +4,8 @@ The parent is instrumented and keeps ``THREADS`` threads streaming through the r
 openai client; meanwhile it forks ``FORKS`` children (CI 100; ``TOOLTAP_LONG=1``: 400),
 up to ``AT_ONCE`` alive at a time. Each child makes its first LLM request on a client
 of its own and exits. No child may hang: each has ``CHILD_TIMEOUT`` seconds, then
-``faulthandler`` writes its stacks and exits it, and the test fails with them. Each
+``faulthandler`` writes its stacks and exits it, and the test fails with them (a child
+stuck before that is killed, and fails the test too). Each
 child also checks that tooltap recorded its call and nothing of its parent's.
 
 The telemetry goes to providers without locks of their own (spans to a list, a no-op
@@ -15,6 +16,7 @@ from __future__ import annotations
 
 import faulthandler
 import os
+import signal
 import tempfile
 import threading
 import time
@@ -120,11 +122,20 @@ def _streamer(url: str, stop: threading.Event, *, once: bool = False) -> None:
 
 
 def _reap(children: dict[int, Path], hung: list[str], failed: list[int]) -> None:
-    """Wait for one child (the oldest first), recording how it ended."""
+    """Wait for one child (the oldest first), recording how it ended. A child stuck before
+    its own watchdog runs (in a fork handler) is killed after twice its timeout and counts
+    as hung: the parent never waits for ever."""
     pid = next(iter(children))
     stacks = children.pop(pid)
-    _, status = os.waitpid(pid, 0)
-    code = os.waitstatus_to_exitcode(status)
+    deadline = time.monotonic() + 2 * CHILD_TIMEOUT
+    while (done := os.waitpid(pid, os.WNOHANG))[0] == 0 and time.monotonic() < deadline:
+        time.sleep(0.01)
+    if done[0] == 0:
+        os.kill(pid, signal.SIGKILL)
+        os.waitpid(pid, 0)
+        hung.append(f"Timeout: child {pid} was still running after {2 * CHILD_TIMEOUT:.0f}s")
+        return
+    code = os.waitstatus_to_exitcode(done[1])
     text = stacks.read_text() if stacks.exists() else ""
     if "Thread" in text or "Timeout" in text:
         hung.append(text)
