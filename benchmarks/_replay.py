@@ -128,11 +128,14 @@ def install(path: Path) -> None:
         key = _key(request)
         status, headers, chunks = recording[key]
         serial[0] += 1
-        seen = [0]
+        renamed: dict[bytes, bytes] = {}  # the same id again in this response: the same new one
 
         def fresh(match: re.Match[bytes]) -> bytes:
-            seen[0] += 1  # each id of a response its own: 6 digits of response, 2 of id
-            return match.group(0)[:-8] + b"%06d%02d" % (serial[0] % 10**6, seen[0] % 100)
+            old = match.group(0)
+            if old not in renamed:  # 6 digits of response, 2 of id
+                tag = b"%06d%02d" % (serial[0] % 10**6, len(renamed) % 100)
+                renamed[old] = old[:-8] + tag
+            return renamed[old]
 
         chunks = list(chunks)
         for i in with_ids[key]:
