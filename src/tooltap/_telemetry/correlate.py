@@ -14,9 +14,10 @@ and by bytes (the oldest is evicted first). Not thread-safe: the lifecycle locks
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections import OrderedDict
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from typing import Final
+from typing import Any, Final
 
 from opentelemetry.trace import Span, SpanContext
 
@@ -48,6 +49,7 @@ class OpenCall:
     handled: bool = False
     handler_error: str | None = None
     broken: bool = False  # arrived whole but unusable: ``outcome`` is the problem kind
+    seq: int = -1  # age rank among open calls, set when the table takes it
 
     @property
     def context(self) -> SpanContext | None:
@@ -69,27 +71,36 @@ class Wanted:
 
 
 class OpenCalls:
-    """Open calls, oldest first, indexed by call id and by content key."""
+    """Open calls, oldest first, indexed by call id (then content key) and by content key.
+
+    Ids are reused across conversations (``call_0`` in every response of some servers), so
+    one id can name thousands of open calls: the id index is split by content key, and
+    each bucket is ordered and removes an entry in constant time, so that matching a
+    result costs the same with ten open calls of that id as with ten thousand."""
 
     def __init__(self, max_count: int, max_bytes: int) -> None:
         self.max_count = max_count
         self.max_bytes = max_bytes
         self.bytes = 0
-        self._order: dict[int, OpenCall] = {}  # id(entry) -> entry, oldest first
-        self._by_id: dict[str, list[OpenCall]] = {}
-        self._by_key: dict[int, list[OpenCall]] = {}
+        self._seq = 0  # the next entry's age rank
+        self._order: _Bucket = OrderedDict()  # every entry, oldest first
+        self._by_id: dict[str, dict[int | None, _Bucket]] = {}  # id -> content key -> calls
+        self._by_key: dict[int, _Bucket] = {}  # content key -> calls
 
     def __len__(self) -> int:
         return len(self._order)
 
     def add(self, entry: OpenCall) -> list[OpenCall]:
         """Register ``entry``; return the oldest calls evicted past the bounds."""
-        self._order[id(entry)] = entry
+        entry.seq = seq = self._seq
+        self._seq += 1
+        self._order[seq] = entry
         self.bytes += entry.size
         if entry.call_id is not None:
-            self._by_id.setdefault(entry.call_id, []).append(entry)
+            keyed = self._by_id.setdefault(entry.call_id, {})
+            keyed.setdefault(entry.key, OrderedDict())[seq] = entry
         if entry.key is not None:
-            self._by_key.setdefault(entry.key, []).append(entry)
+            self._by_key.setdefault(entry.key, OrderedDict())[seq] = entry
         evicted = []
         while len(self._order) > 1 and (
             len(self._order) > self.max_count or self.bytes > self.max_bytes
@@ -101,18 +112,27 @@ class OpenCalls:
         return next(iter(self._order.values()), None)
 
     def pop_oldest(self) -> OpenCall:
-        entry = next(iter(self._order.values()))
-        self.remove(entry)
+        _, entry = self._order.popitem(last=False)
+        self._unindex(entry)
         return entry
 
     def remove(self, entry: OpenCall) -> bool:
         """Take ``entry`` out; whether it was still open."""
-        if self._order.pop(id(entry), None) is None:
+        if self._order.get(entry.seq) is not entry:
             return False
-        self.bytes -= entry.size
-        _drop(self._by_id, entry.call_id, entry)
-        _drop(self._by_key, entry.key, entry)
+        del self._order[entry.seq]
+        self._unindex(entry)
         return True
+
+    def _unindex(self, entry: OpenCall) -> None:
+        self.bytes -= entry.size
+        if entry.call_id is not None:
+            keyed = self._by_id[entry.call_id]
+            _drop(keyed, entry.key, entry)
+            if not keyed:
+                del self._by_id[entry.call_id]
+        if entry.key is not None:
+            _drop(self._by_key, entry.key, entry)
 
     def clear(self) -> list[OpenCall]:
         entries = list(self._order.values())
@@ -126,27 +146,51 @@ class OpenCalls:
         """The open call with the wanted id (same content key first, or an unknown key)."""
         if wanted.call_id is None:
             return None
-        same = self._by_id.get(wanted.call_id, ())
+        keyed = self._by_id.get(wanted.call_id)
+        if keyed is None:
+            return None
         if wanted.key is None:
-            return _best(same, wanted)
-        return _best((e for e in same if e.key == wanted.key), wanted) or _best(
-            (e for e in same if e.key is None), wanted
+            return _best(_aged(keyed.values()), wanted)
+        same = keyed.get(wanted.key)
+        unknown = keyed.get(None)
+        return (_best(same.values(), wanted) if same else None) or (
+            _best(unknown.values(), wanted) if unknown else None
         )
 
     def by_content(self, wanted: Wanted) -> OpenCall | None:
         """The open call with the wanted content key, whatever its id (rewritten or absent)."""
         if wanted.key is None:
             return None
-        return _best(self._by_key.get(wanted.key, ()), wanted)
+        same = self._by_key.get(wanted.key)
+        return _best(same.values(), wanted) if same else None
 
     def find(self, wanted: Wanted) -> OpenCall | None:
         """An open call of ``wanted`` not yet run by a handler, else any, without removing it."""
+        same: list[OpenCall] = []
         if wanted.call_id is not None:
-            pool: Iterable[OpenCall] = self._by_id.get(wanted.call_id, ())
-        else:
-            pool = self._by_key.get(wanted.key, ()) if wanted.key is not None else ()
-        same = [e for e in pool if wanted.key is None or e.key is None or e.key == wanted.key]
+            keyed = self._by_id.get(wanted.call_id, {})
+            buckets: Iterable[Mapping[int, OpenCall]] = keyed.values() if wanted.key is None else (
+                keyed.get(wanted.key, {}), keyed.get(None, {})
+            )  # fmt: skip
+            same = _aged(buckets)
+        elif wanted.key is not None:
+            same = list(self._by_key.get(wanted.key, {}).values())
         return _best((e for e in same if not e.handled), wanted) or _best(same, wanted)
+
+
+#: Open calls by age rank, oldest first.
+_Bucket = OrderedDict[int, OpenCall]
+
+
+def _aged(buckets: Iterable[Mapping[int, OpenCall]]) -> list[OpenCall]:
+    """The calls of several buckets, oldest first."""
+    entries = [entry for bucket in buckets for entry in bucket.values()]
+    entries.sort(key=_seq)
+    return entries
+
+
+def _seq(entry: OpenCall) -> int:
+    return entry.seq
 
 
 def _best(entries: Iterable[OpenCall], wanted: Wanted) -> OpenCall | None:
@@ -154,6 +198,7 @@ def _best(entries: Iterable[OpenCall], wanted: Wanted) -> OpenCall | None:
     conversation, then calls of no stated conversation."""
     best: OpenCall | None = None
     best_rank = 4
+    floor = (0 if wanted.previous_response else 2) + (0 if wanted.conversation else 1)
     for entry in entries:
         if wanted.conversation and entry.conversation and entry.conversation != wanted.conversation:
             continue
@@ -163,24 +208,18 @@ def _best(entries: Iterable[OpenCall], wanted: Wanted) -> OpenCall | None:
         rank += 0 if wanted.conversation and entry.conversation == wanted.conversation else 1
         if rank < best_rank:
             best, best_rank = entry, rank
-            if rank == 0:
+            if rank == floor:  # none after it can rank lower
                 break
     return best
 
 
-def _drop(index: dict[str, list[OpenCall]] | dict[int, list[OpenCall]], key: object,
-          entry: OpenCall) -> None:  # fmt: skip
-    if key is None:
+def _drop(index: dict[Any, _Bucket], key: object, entry: OpenCall) -> None:
+    bucket = index.get(key)
+    if bucket is None:
         return
-    entries = index.get(key)  # type: ignore[call-overload]
-    if entries is None:
-        return
-    for i, other in enumerate(entries):
-        if other is entry:
-            del entries[i]
-            break
-    if not entries:
-        del index[key]  # type: ignore[arg-type]
+    bucket.pop(entry.seq, None)
+    if not bucket:
+        del index[key]
 
 
 #: What identifies an answered call across re-sends of one request: hashes of its id,
