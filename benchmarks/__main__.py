@@ -6,7 +6,8 @@
    one process, interleaved round by round.
 2. Parser micro-benchmark: tooltap's SSE decoder and reducers vs the SDKs' decoding.
 3. Memory: sequential turns, and concurrent async streams held open.
-4. Long conversations: tooltap's per-request cost as the re-sent history grows.
+4. Costs that could grow: the per-request cost as the re-sent history grows, and matching
+   a result among many open calls sharing one id.
 
 Prints Markdown tables, with the targets' verdicts computed from this run, and writes
 every figure as JSON. A full run writes ``benchmarks/results/latest.json`` and
@@ -31,7 +32,7 @@ from typing import Any
 
 from ._cases import CASES, NON_LLM, RAW, Case
 from ._e2e import measure
-from ._history import history_table, measure_history
+from ._history import history_table, measure_history, measure_shared_ids, shared_ids_table
 from ._memory import concurrent_streams, sequential_turns
 from ._otel import Toggle
 from ._parsers import Stream, corpus_streams, measure_parsers
@@ -128,10 +129,16 @@ def _profiles(args: argparse.Namespace, toggle: Toggle) -> list[dict[str, Any]]:
         "anthropic create",
         "openai.responses create",
         "not streamed",
+        "google generate_content_stream",
     ]
     cases = [c for c in CASES + RAW if any(word in c.name for word in wanted)]
     with SimProcess(**(SMOKE_WORKLOAD if args.smoke else WORKLOAD)) as sim:
         return [profile_case(c, sim.url, toggle, 3 if c.streamed else 20) for c in cases]
+
+
+def _full(args: argparse.Namespace) -> bool:
+    """A full run: the one that writes ``latest.json`` and ``RESULTS.md`` (with profiles)."""
+    return not (args.smoke or args.only or args.skip or args.rounds)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -175,7 +182,8 @@ def main(argv: list[str] | None = None) -> int:
             _memory(args, toggle, out)
         if "history" not in args.skip:
             out["history"] = measure_history(20 if args.smoke else 200)
-        if args.profile is not None:
+            out["shared_ids"] = measure_shared_ids(20 if args.smoke else 200)
+        if args.profile is not None or _full(args):
             out["profiles"] = _profiles(args, toggle)
     finally:
         toggle.close()
@@ -186,9 +194,11 @@ def main(argv: list[str] | None = None) -> int:
     text = tables(out)
     if "history" in out:
         text += "\n\n" + history_table(out["history"]) + "\n"
+    if "shared_ids" in out:
+        text += "\n" + shared_ids_table(out["shared_ids"]) + "\n"
     print(text)
     print(f"({out['seconds']:.0f} s; load average {out['machine']['load_average_at_end']})")
-    full = not (args.smoke or args.only or args.skip or args.rounds)
+    full = _full(args)
     name = "latest" if full else "smoke" if args.smoke else "partial"
     path = args.json or _HERE / "results" / f"{name}.json"
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -254,6 +264,9 @@ within it or when a peer is not installed. A peer's per-request log warnings (th
 OpenTelemetry SDK rejecting an attribute value, google-genai's on `.text`) are made but not
 printed. The valgrind instruction counter (`benchmarks._instructions`, not part of
 this run) counts with the garbage collector on; `--gc both` counts with it off as well.
+The profiles at the end (cProfile, bare and instrumented over the SDK providers) say where
+the added time goes, by tooltap stage and by package: cProfile inflates every Python call,
+so their figures are larger than the table's, and only their split is to be read.
 tooltap has no C extension: these figures are its only implementation, pure Python.
 
 """

@@ -12,6 +12,12 @@ rest of what it does per request does not depend on the history. Medians, in ms:
 
 The SDK's own serialization of such a history is tens of milliseconds on a loaded
 machine, so an end-to-end difference would be noise at this scale.
+
+``measure_shared_ids`` is the other cost that could grow with traffic: servers that number
+calls ``call_0`` in every response leave many open calls under one id, one per
+conversation. It opens N such calls (distinct arguments, no conversation stated) and
+answers them, the newest first, through the lifecycle: the median time to match and end
+one, in µs, at each N.
 """
 
 from __future__ import annotations
@@ -26,6 +32,7 @@ from opentelemetry.sdk.metrics import MeterProvider
 from opentelemetry.sdk.trace import TracerProvider
 
 import tooltap
+from tooltap._core.model import ToolCall, ToolResultRef
 from tooltap._core.request import parse_request
 from tooltap._telemetry.operation import Operation
 from tooltap._telemetry.telemetry import get_telemetry
@@ -33,9 +40,12 @@ from tooltap._telemetry.telemetry import get_telemetry
 from ._cases import long_history_request
 from ._report import _table
 
-__all__ = ["LENGTHS", "history_table", "measure_history"]
+__all__ = ["LENGTHS", "history_table", "measure_history", "measure_shared_ids", "shared_ids_table"]
 
 LENGTHS = (50, 100, 200)
+#: Open calls sharing one id, and how many of them each measure answers.
+SHARED = (10, 1_000, 10_000)
+_ANSWERED = 200
 
 
 def _median_ms(fn: Callable[..., Any], rounds: int, *args: Any) -> float:
@@ -82,3 +92,40 @@ def history_table(rows: list[dict[str, Any]]) -> str:
     body = [[str(r["turns"]), f"{r['history_kb']:.0f}", f"{r['added_ms']:.3f}",
              f"{r['from_bytes_ms']:.2f}"] for r in rows]  # fmt: skip
     return "### Long conversations (one new result per request)\n\n" + _table(header, body)
+
+
+def measure_shared_ids(answered: int = _ANSWERED) -> list[dict[str, Any]]:
+    """Per count of open calls sharing one id: the median µs to match and end one."""
+    rows = []
+    for count in SHARED:
+        tooltap.instrument(tracer_provider=TracerProvider(), meter_provider=MeterProvider())
+        try:
+            tel = get_telemetry()
+            assert tel is not None
+            lifecycle = tel.lifecycle
+            calls = [ToolCall("get_weather", {"city": f"city {n}"}, "openai", "call_0", 0,
+                              dialect="openai.chat") for n in range(count)]  # fmt: skip
+            for call in calls:
+                lifecycle.received(call, parent=None, provider="openai", label="get_weather")
+            times = []
+            for call in calls[::-1][:answered]:
+                ref = ToolResultRef("call_0", call.name, False, 0, dict(call.args), 0, 1)
+                start = time.perf_counter()
+                linked = lifecycle.results_sent(
+                    (ref,), provider="openai", declared=None, inference_span=None
+                )
+                times.append(time.perf_counter() - start)
+                assert len(linked) == 1
+            rows.append({"open_calls": count, "us_per_result": statistics.median(times) * 1e6})
+        finally:
+            tooltap.uninstrument()
+    return rows
+
+
+def shared_ids_table(rows: list[dict[str, Any]]) -> str:
+    """The shared-id table (Markdown)."""
+    header = ["open calls under one id", "µs to match and end one (median)"]
+    body = [[f"{r['open_calls']:,}", f"{r['us_per_result']:.1f}"] for r in rows]
+    return "### Open calls sharing one id (`call_0` in every conversation)\n\n" + _table(
+        header, body
+    )

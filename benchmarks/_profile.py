@@ -2,8 +2,10 @@
 
 cProfile inflates every Python call, so the absolute figures are larger than the
 benchmark's; the split between components is what this is for. Each function's own
-time (``tottime``) is charged to the package that defines it; the table shows, per
-component, the time added by instrumenting (instrumented minus bare).
+time (``tottime``) is charged to the package that defines it, and tooltap's to the stage
+its module belongs to; a C builtin's or the standard library's to the component of the
+function that called it (one level up); the table shows, per component, the time added
+by instrumenting (instrumented minus bare).
 """
 
 from __future__ import annotations
@@ -20,27 +22,32 @@ from ._otel import Toggle
 
 __all__ = ["profile_case"]
 
-_COMPONENTS = (
-    ("tooltap/_core/", "tooltap core (parsing, validation)"),
-    ("tooltap/_patch/", "tooltap patch (wrappers, taps)"),
-    ("tooltap/_telemetry/", "tooltap telemetry (spans, metrics, lifecycle)"),
-    ("opentelemetry/", "OpenTelemetry SDK"),
-    ("jsonschema/", "jsonschema"),
-    ("referencing/", "jsonschema"),
-    ("wrapt/", "wrapt"),
-    ("httpx2/", "httpx2 / httpcore / h11"),
-    ("httpcore", "httpx2 / httpcore / h11"),
-    ("h11/", "httpx2 / httpcore / h11"),
-    ("openai/", "SDK"),
-    ("anthropic/", "SDK"),
-    ("google/", "SDK"),
-    ("pydantic", "SDK"),
+#: (needles, component): a function's file is charged to the first component one of whose
+#: needles it contains. tooltap's own code is split by stage.
+_COMPONENTS: tuple[tuple[tuple[str, ...], str], ...] = (
+    (("tooltap/_core/request.py", "_request.py"), "tooltap: request parse (history, tools)"),
+    (("tooltap/_core/validate.py", "tooltap/_core/_schema_check.py"), "tooltap: validation"),
+    (("tooltap/_core/",), "tooltap: response parse"),
+    (
+        tuple(
+            f"tooltap/_telemetry/{m}.py"
+            for m in ("lifecycle", "correlate", "callids", "conversation", "calls")
+        ),
+        "tooltap: call lifecycle, correlation",
+    ),
+    (("tooltap/_telemetry/",), "tooltap: spans, metrics, attributes"),
+    (("tooltap/",), "tooltap: wrappers, taps"),
+    (("opentelemetry/",), "OpenTelemetry SDK"),
+    (("jsonschema/", "referencing/"), "jsonschema"),
+    (("wrapt/",), "wrapt"),
+    (("httpx2/", "httpcore", "h11/"), "httpx2 / httpcore / h11"),
+    (("openai/", "anthropic/", "google/", "pydantic"), "SDK"),
 )
 
 
 def _component(filename: str, name: str) -> str:
-    for needle, component in _COMPONENTS:
-        if needle in filename:
+    for needles, component in _COMPONENTS:
+        if any(needle in filename for needle in needles):
             return component
     if filename == "~":
         return (
@@ -58,8 +65,15 @@ def _times(case: Case, client: Any, reps: int) -> Counter[str]:
     profiler.disable()
     stats = pstats.Stats(profiler).stats  # type: ignore[attr-defined]
     out: Counter[str] = Counter()
-    for (filename, _, name), (_, _, tottime, _, _) in stats.items():
-        out[_component(filename, name)] += tottime / reps
+    for (filename, _, name), (_, _, tottime, _, callers) in stats.items():
+        component = _component(filename, name)
+        if component.startswith(("C builtins", "other Python")) and callers:
+            # a builtin or stdlib function is charged to the components of its callers
+            for (caller_file, _, caller_name), entry in callers.items():
+                caller = _component(caller_file, caller_name)
+                out[component if caller.startswith("C builtins") else caller] += entry[2] / reps
+            continue
+        out[component] += tottime / reps
     return out
 
 

@@ -376,8 +376,9 @@ def tables(results: dict[str, Any]) -> str:
             if abs(row["ms"]) >= 0.005
         ]
         out.append(
-            f"\n### Profile: {profile['case']} (cProfile; {profile['bare_ms']:.1f} ms bare, "
-            f"{profile['tooltap_ms']:.1f} ms instrumented per request)\n"
+            f"\n### Profile: {profile['case']} (cProfile, inflated: read the split; "
+            f"{profile['bare_ms']:.1f} ms bare, {profile['tooltap_ms']:.1f} ms instrumented "
+            "per request)\n"
         )
         out.append(_table(["component", "added ms/request"], rows))
     return "\n".join(out) + "\n"
