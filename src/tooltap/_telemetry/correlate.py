@@ -15,15 +15,17 @@ and by bytes (the oldest is evicted first). Not thread-safe: the lifecycle locks
 from __future__ import annotations
 
 from collections import OrderedDict
-from collections.abc import Iterable, Mapping
+from collections.abc import Hashable, Iterable
 from dataclasses import dataclass
-from typing import Any, Final
+from typing import Final, TypeVar, Union
 
 from opentelemetry.trace import Span, SpanContext
 
 from .callids import Bounded
 
 __all__ = ["Answered", "OpenCall", "OpenCalls", "Wanted"]
+
+_K = TypeVar("_K", bound=Hashable)
 
 #: Bytes an open call costs beside its id and name strings (entry, span handle, indexes).
 ENTRY_BYTES: Final = 400
@@ -71,36 +73,39 @@ class Wanted:
 
 
 class OpenCalls:
-    """Open calls, oldest first, indexed by call id (then content key) and by content key.
+    """Open calls, oldest first, indexed by call id, by call id and content key, and by
+    content key.
 
-    Ids are reused across conversations (``call_0`` in every response of some servers), so
-    one id can name thousands of open calls: the id index is split by content key, and
-    each bucket is ordered and removes an entry in constant time, so that matching a
-    result costs the same with ten open calls of that id as with ten thousand."""
+    Ids are reused across conversations (``call_0`` in every response of some servers),
+    so one id can name thousands of open calls, and identical Gemini calls share a key:
+    a result is looked up by id and key together, and a slot of several calls is ordered
+    and drops one in constant time, so that matching a result costs the same with ten
+    open calls of that id as with ten thousand. A slot of one call is the call itself."""
 
     def __init__(self, max_count: int, max_bytes: int) -> None:
         self.max_count = max_count
         self.max_bytes = max_bytes
         self.bytes = 0
         self._seq = 0  # the next entry's age rank
-        self._order: _Bucket = OrderedDict()  # every entry, oldest first
-        self._by_id: dict[str, dict[int | None, _Bucket]] = {}  # id -> content key -> calls
-        self._by_key: dict[int, _Bucket] = {}  # content key -> calls
+        self._order: OrderedDict[int, OpenCall] = OrderedDict()  # every entry, oldest first
+        self._by_id: dict[str, _Slot] = {}
+        self._by_id_key: dict[tuple[str, int | None], _Slot] = {}
+        self._by_key: dict[int, _Slot] = {}
 
     def __len__(self) -> int:
         return len(self._order)
 
     def add(self, entry: OpenCall) -> list[OpenCall]:
         """Register ``entry``; return the oldest calls evicted past the bounds."""
-        entry.seq = seq = self._seq
+        entry.seq = self._seq
         self._seq += 1
-        self._order[seq] = entry
+        self._order[entry.seq] = entry
         self.bytes += entry.size
         if entry.call_id is not None:
-            keyed = self._by_id.setdefault(entry.call_id, {})
-            keyed.setdefault(entry.key, OrderedDict())[seq] = entry
+            _put(self._by_id, entry.call_id, entry)
+            _put(self._by_id_key, (entry.call_id, entry.key), entry)
         if entry.key is not None:
-            self._by_key.setdefault(entry.key, OrderedDict())[seq] = entry
+            _put(self._by_key, entry.key, entry)
         evicted = []
         while len(self._order) > 1 and (
             len(self._order) > self.max_count or self.bytes > self.max_bytes
@@ -127,10 +132,8 @@ class OpenCalls:
     def _unindex(self, entry: OpenCall) -> None:
         self.bytes -= entry.size
         if entry.call_id is not None:
-            keyed = self._by_id[entry.call_id]
-            _drop(keyed, entry.key, entry)
-            if not keyed:
-                del self._by_id[entry.call_id]
+            _drop(self._by_id, entry.call_id, entry)
+            _drop(self._by_id_key, (entry.call_id, entry.key), entry)
         if entry.key is not None:
             _drop(self._by_key, entry.key, entry)
 
@@ -138,55 +141,71 @@ class OpenCalls:
         entries = list(self._order.values())
         self._order.clear()
         self._by_id.clear()
+        self._by_id_key.clear()
         self._by_key.clear()
         self.bytes = 0
         return entries
 
     def by_id(self, wanted: Wanted) -> OpenCall | None:
         """The open call with the wanted id (same content key first, or an unknown key)."""
-        if wanted.call_id is None:
-            return None
-        keyed = self._by_id.get(wanted.call_id)
-        if keyed is None:
+        call_id = wanted.call_id
+        if call_id is None:
             return None
         if wanted.key is None:
-            return _best(_aged(keyed.values()), wanted)
-        same = keyed.get(wanted.key)
-        unknown = keyed.get(None)
-        return (_best(same.values(), wanted) if same else None) or (
-            _best(unknown.values(), wanted) if unknown else None
+            return _best(_calls(self._by_id.get(call_id)), wanted)
+        return _best(_calls(self._by_id_key.get((call_id, wanted.key))), wanted) or _best(
+            _calls(self._by_id_key.get((call_id, None))), wanted
         )
 
     def by_content(self, wanted: Wanted) -> OpenCall | None:
         """The open call with the wanted content key, whatever its id (rewritten or absent)."""
         if wanted.key is None:
             return None
-        same = self._by_key.get(wanted.key)
-        return _best(same.values(), wanted) if same else None
+        return _best(_calls(self._by_key.get(wanted.key)), wanted)
 
     def find(self, wanted: Wanted) -> OpenCall | None:
         """An open call of ``wanted`` not yet run by a handler, else any, without removing it."""
+        call_id, key = wanted.call_id, wanted.key
         same: list[OpenCall] = []
-        if wanted.call_id is not None:
-            keyed = self._by_id.get(wanted.call_id, {})
-            buckets: Iterable[Mapping[int, OpenCall]] = keyed.values() if wanted.key is None else (
-                keyed.get(wanted.key, {}), keyed.get(None, {})
-            )  # fmt: skip
-            same = _aged(buckets)
-        elif wanted.key is not None:
-            same = list(self._by_key.get(wanted.key, {}).values())
+        if call_id is not None and key is None:
+            same = list(_calls(self._by_id.get(call_id)))
+        elif call_id is not None:
+            same = [*_calls(self._by_id_key.get((call_id, key))),
+                    *_calls(self._by_id_key.get((call_id, None)))]  # fmt: skip
+            same.sort(key=_seq)
+        elif key is not None:
+            same = list(_calls(self._by_key.get(key)))
         return _best((e for e in same if not e.handled), wanted) or _best(same, wanted)
 
 
-#: Open calls by age rank, oldest first.
-_Bucket = OrderedDict[int, OpenCall]
+#: The open calls under one index key: the call itself, or several by age rank, oldest first.
+_Slot = Union["OpenCall", "OrderedDict[int, OpenCall]"]
 
 
-def _aged(buckets: Iterable[Mapping[int, OpenCall]]) -> list[OpenCall]:
-    """The calls of several buckets, oldest first."""
-    entries = [entry for bucket in buckets for entry in bucket.values()]
-    entries.sort(key=_seq)
-    return entries
+def _put(index: dict[_K, _Slot], key: _K, entry: OpenCall) -> None:
+    slot = index.get(key)
+    if slot is None:
+        index[key] = entry
+    elif isinstance(slot, OpenCall):
+        index[key] = OrderedDict(((slot.seq, slot), (entry.seq, entry)))
+    else:
+        slot[entry.seq] = entry
+
+
+def _drop(index: dict[_K, _Slot], key: _K, entry: OpenCall) -> None:
+    slot = index.get(key)
+    if slot is entry:
+        del index[key]
+    elif isinstance(slot, OrderedDict):
+        slot.pop(entry.seq, None)
+        if len(slot) == 1:
+            index[key] = next(iter(slot.values()))
+
+
+def _calls(slot: _Slot | None) -> Iterable[OpenCall]:
+    if slot is None:
+        return ()
+    return (slot,) if isinstance(slot, OpenCall) else slot.values()
 
 
 def _seq(entry: OpenCall) -> int:
@@ -211,15 +230,6 @@ def _best(entries: Iterable[OpenCall], wanted: Wanted) -> OpenCall | None:
             if rank == floor:  # none after it can rank lower
                 break
     return best
-
-
-def _drop(index: dict[Any, _Bucket], key: object, entry: OpenCall) -> None:
-    bucket = index.get(key)
-    if bucket is None:
-        return
-    bucket.pop(entry.seq, None)
-    if not bucket:
-        del index[key]
 
 
 #: What identifies an answered call across re-sends of one request: hashes of its id,
