@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import logging
+import sqlite3
 import threading
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -136,3 +138,60 @@ def test_sqlite_ledger_is_thread_safe(tmp_path: Path) -> None:
         assert errors == []
         got = ledger.get("call:3:19")
         assert got is not None and got.output == 19
+
+
+def _failing_setup(code: int, times: int) -> type[sqlite3.Connection]:
+    """A real SQLite connection whose first ``times`` journal-mode switches fail with
+    ``code``: what SQLite returns, without waiting, to a connection that opens a file while
+    another one is switching it to WAL."""
+
+    class Connection(sqlite3.Connection):
+        attempts = 0
+
+        def execute(self, sql: str, *args: Any) -> sqlite3.Cursor:
+            if sql.startswith("PRAGMA journal_mode"):
+                Connection.attempts += 1
+                if Connection.attempts <= times:
+                    exc = sqlite3.OperationalError("database is locked")
+                    exc.sqlite_errorcode = code
+                    raise exc
+            return super().execute(sql, *args)
+
+    return Connection
+
+
+def _connecting_with(monkeypatch: pytest.MonkeyPatch, connection: type[sqlite3.Connection]) -> None:
+    connect = sqlite3.connect
+    monkeypatch.setattr(sqlite3, "connect", lambda *a, **k: connect(*a, **k, factory=connection))
+
+
+def test_opening_while_another_connection_switches_the_file_retries(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    connection = _failing_setup(sqlite3.SQLITE_BUSY, times=3)
+    _connecting_with(monkeypatch, connection)
+    with SQLiteLedger(tmp_path / "l.db", timeout=5.0) as ledger:
+        assert ledger.claim("call:1", "save").won
+    assert connection.attempts == 4  # three refused, the fourth took
+
+
+def test_opening_stops_retrying_at_the_timeout(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    connection = _failing_setup(sqlite3.SQLITE_BUSY, times=10**6)
+    _connecting_with(monkeypatch, connection)
+    start = time.monotonic()
+    with pytest.raises(sqlite3.OperationalError, match="locked"):
+        SQLiteLedger(tmp_path / "l.db", timeout=0.3)
+    assert time.monotonic() - start < 3.0
+    assert connection.attempts > 1
+
+
+def test_an_error_other_than_a_busy_file_is_raised_at_once(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    connection = _failing_setup(sqlite3.SQLITE_IOERR, times=1)
+    _connecting_with(monkeypatch, connection)
+    with pytest.raises(sqlite3.OperationalError):
+        SQLiteLedger(tmp_path / "l.db", timeout=5.0)
+    assert connection.attempts == 1

@@ -185,8 +185,8 @@ class SQLiteLedger:
     of any number of processes claiming a key exactly one wins. Nothing is evicted.
     The file is put in WAL mode (readers never wait for the writer), so it needs a local
     filesystem, not a network share. Outputs are stored as JSON; values JSON cannot
-    hold are stored as their ``str()``. Calls block (up to ``timeout`` seconds on a locked
-    database): async code runs them in a worker thread.
+    hold are stored as their ``str()``. Opening and calls block (up to ``timeout`` seconds on
+    a locked database): async code runs them in a worker thread.
     """
 
     def __init__(self, path: str | PathLike[str], *, timeout: float = 5.0) -> None:
@@ -195,14 +195,28 @@ class SQLiteLedger:
         self._db = sqlite3.connect(
             path, timeout=timeout, check_same_thread=False, isolation_level=None
         )
-        with self._lock:
-            self._db.execute("PRAGMA journal_mode=WAL")
-            self._db.execute(
-                "CREATE TABLE IF NOT EXISTS tooltap_ledger ("
-                " key TEXT PRIMARY KEY, state TEXT NOT NULL, tool TEXT NOT NULL,"
-                " output TEXT, is_error INTEGER NOT NULL, error_type TEXT,"
-                " recorded_at REAL NOT NULL)"
-            )
+        deadline = time.monotonic() + timeout
+        pause = 0.001
+        while True:
+            try:
+                with self._lock:
+                    self._db.execute("PRAGMA journal_mode=WAL")
+                    self._db.execute(
+                        "CREATE TABLE IF NOT EXISTS tooltap_ledger ("
+                        " key TEXT PRIMARY KEY, state TEXT NOT NULL, tool TEXT NOT NULL,"
+                        " output TEXT, is_error INTEGER NOT NULL, error_type TEXT,"
+                        " recorded_at REAL NOT NULL)"
+                    )
+                break
+            except sqlite3.OperationalError as exc:
+                # Switching a file to WAL while another connection opens it fails at once,
+                # without the busy timeout: wait and retry, within the same timeout.
+                busy = exc.sqlite_errorcode in (sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED)
+                if not busy or time.monotonic() + pause > deadline:
+                    self._db.close()
+                    raise
+                time.sleep(pause)
+                pause = min(pause * 2, 0.05)
 
     def get(self, key: str) -> LedgerEntry | None:
         """The entry stored under ``key``, or None."""
