@@ -30,17 +30,20 @@ def _wanted(rng: random.Random) -> Wanted:
 
 
 def _best(entries: list[OpenCall], wanted: Wanted) -> OpenCall | None:
-    """The oldest entry of the best rank, by a scan of every entry."""
-    ranked = []
-    for entry in entries:
-        if wanted.conversation and entry.conversation and entry.conversation != wanted.conversation:
-            continue
-        rank = (
-            0 if wanted.previous_response and entry.response_id == wanted.previous_response else 2
-        )
-        rank += 0 if wanted.conversation and entry.conversation == wanted.conversation else 1
-        ranked.append((rank, entry.started, entry))
-    return min(ranked, key=lambda r: r[:2])[2] if ranked else None
+    """The entry first by (from the previous response, of the same conversation, oldest),
+    among those not of another stated conversation."""
+
+    def order(entry: OpenCall) -> tuple[bool, bool, float]:
+        previous = bool(wanted.previous_response) and entry.response_id == wanted.previous_response
+        same = bool(wanted.conversation) and entry.conversation == wanted.conversation
+        return (not previous, not same, entry.started)
+
+    scope = [
+        e
+        for e in entries
+        if not (wanted.conversation and e.conversation and e.conversation != wanted.conversation)
+    ]
+    return min(scope, key=order) if scope else None
 
 
 class Model:
