@@ -129,7 +129,7 @@ def _profiles(args: argparse.Namespace, toggle: Toggle) -> list[dict[str, Any]]:
         "anthropic create",
         "openai.responses create",
         "not streamed",
-        "google generate_content_stream",
+        "google generate_content",  # and its stream
     ]
     cases = [c for c in CASES + RAW if any(word in c.name for word in wanted)]
     with SimProcess(**(SMOKE_WORKLOAD if args.smoke else WORKLOAD)) as sim:
