@@ -20,22 +20,38 @@ from typing import Any, Final
 
 from .model import ErrorClass, Problem
 
-__all__ = ["ERROR_TYPES", "classify_error", "classify_problem", "redacted"]
+__all__ = [
+    "ERROR_TYPES",
+    "MASK",
+    "SECRET",
+    "classify_error",
+    "classify_problem",
+    "mask_secrets",
+    "redacted",
+]
 
 #: Credentials a provider's error message may echo: OpenAI/Anthropic-style keys, Google API
 #: keys, bearer tokens.
 _SECRET: Final = re.compile(
     r"\b(?:sk|rk|pk|key)-[\w*.-]{6,}|\bAIza[\w-]{30,}|\bBearer\s+\S+", re.IGNORECASE
 )
+#: The credential pattern ``redacted`` masks, for other places that must mask the same way.
+SECRET: Final = _SECRET
+MASK: Final = "[redacted]"
+
+
+def mask_secrets(text: str) -> str:
+    """``text`` with every credential ``redacted`` would mask replaced by ``[redacted]``."""
+    return _SECRET.sub(MASK, text)
 
 
 def redacted(problem: Problem) -> Problem:
     """``problem`` with credentials masked in its detail (and, for a provider's error
     event, in the message it carries); the same object when there is nothing to mask."""
-    detail = _SECRET.sub("[redacted]", problem.detail) if problem.detail else problem.detail
+    detail = mask_secrets(problem.detail) if problem.detail else problem.detail
     received = problem.received
     if received and problem.kind == "error_event":
-        received = _SECRET.sub("[redacted]", received)
+        received = mask_secrets(received)
     if detail == problem.detail and received == problem.received:
         return problem
     return dataclasses.replace(problem, detail=detail, received=received)

@@ -28,7 +28,7 @@ from .._core.errors import classify_error
 from .._core.stream import parse_response
 from .._forks import new_lock
 from .._quietly import quietly, report
-from .._telemetry.operation import current_operation
+from .._telemetry.operation import Operation, current_operation
 from .._telemetry.telemetry import get_telemetry
 from .exchange import Exchange, begin, in_send, json_body, request_content
 from .tap_proxy import TapAsyncStream, TapSyncStream
@@ -58,6 +58,7 @@ def _responded(exchange: Exchange, response: Any, is_async: bool) -> Any:
         if read:
             error = classify_error(status, headers, response.content)
             op.attempt_failed(error)
+            _record_whole(response, op, error=error)
             op.release(error=error)
             return response
         return _tap(
@@ -68,6 +69,7 @@ def _responded(exchange: Exchange, response: Any, is_async: bool) -> Any:
         body = json_body(content) if op.tel.config.capture_any else None
         parsed = parse_response(content, info.dialect, limits=op.tel.config.limits)
         op.record_parsed(parsed, info, body=body)
+        _record_whole(response, op, parsed=parsed)
         op.release()
         return response
     sse = headers.get("content-type", "").lower().startswith("text/event-stream")
@@ -77,7 +79,21 @@ def _responded(exchange: Exchange, response: Any, is_async: bool) -> Any:
     return _tap(response, state, is_async)
 
 
+def _record_whole(response: Any, op: Operation, **outcome: Any) -> None:
+    """A response read whole, for the flight recorder (when one is configured)."""
+    flight = op.tel.flight
+    if flight is not None:
+        quietly(
+            flight.whole, op, response.request.url.path, response.status_code,
+            response.headers, response.content, **outcome,
+        )  # fmt: skip
+
+
 def _tap(response: Any, state: TapState, is_async: bool) -> Any:
+    flight = state.op.tel.flight
+    if flight is not None:
+        path = response.request.url.path
+        state.flight = quietly(flight.begin, state.op, path, state.status, state.headers)
     try:
         decoder = response._get_content_decoder()  # cached: the one the client will use
     except Exception:  # noqa: BLE001 - the client fails on this body too: nothing to parse

@@ -22,6 +22,7 @@ from .._core.stream import StreamParser, parse_response
 from .._forks import in_child
 from .._quietly import after_collection, quietly, report
 from .._telemetry.content import streamed_body
+from .._telemetry.flight import Recording
 from .._telemetry.operation import Operation
 from .tap_decoder import TapDecoder
 
@@ -78,6 +79,7 @@ class TapState:
         "_read_at",
         "_reader",
         "capture",
+        "flight",
         "headers",
         "hot",
         "info",
@@ -122,6 +124,7 @@ class TapState:
         self._reader: weakref.ref[Any] | None = None
         self._deferred: tuple[End, BaseException | None] | None = None
         self.hot: Callable[[bytes], list[ToolCall] | None] = self.feed
+        self.flight: Recording | None = None  # the flight recorder's, set by the tap
 
     def decoding(self, decoder: Any) -> TapDecoder:
         """The client's decoder for this body, wrapped to hand the tap what it decodes."""
@@ -201,10 +204,12 @@ class TapState:
             if self._parser is not None:
                 self._first_events = chunk.count(b"\n\n") + chunk.count(b"\r\n\r\n")
                 self._first_bytes = len(chunk)
-                if not self.capture:
+                if not self.capture and self.flight is None:
                     self.hot = self._parser.feed
         if self._decoded:
             return None
+        if self.flight is not None:
+            self.flight.chunk(chunk)
         return self._take(chunk)
 
     def decoded(self, data: bytes) -> None:
@@ -212,6 +217,8 @@ class TapState:
         if self._off or not data:
             return
         try:
+            if self.flight is not None:
+                self.flight.chunk(data)
             calls = self._take(data)
             if calls:
                 self.op.calls_received(calls)
@@ -290,6 +297,9 @@ class TapState:
             error = self._record(end, exc, by_sdk=sdk is not None)
             if sdk is not None:
                 self.op.not_delivered(sdk)
+            if self.flight is not None and not self._off:
+                quietly(self.flight.settled, mode=self.mode, end=end, exc=exc, sdk=sdk,
+                        error=error, parser=self._parser, read_at=self._read_at)  # fmt: skip
         finally:  # a recording failure (a tooltap bug) must not leave the operation open
             self.op.release(None if self.mode == "error" else exc, error)
 

@@ -174,6 +174,17 @@ class Config:
     #: Patterns never observed (same forms), checked after ``hosts``.
     exclude: tuple[str, ...] = ()
 
+    #: Directory of the flight recorder (records hold response content: off by default).
+    #: None reads ``$TOOLTAP_FLIGHT_RECORDER``; the fields below, ``$TOOLTAP_FLIGHT_RECORDER_*``.
+    flight_recorder: str | os.PathLike[str] | None = None
+    #: Bytes of one response a record keeps (4 MiB; beyond them the record is cut).
+    flight_recorder_bytes: int | None = None
+    #: Record every response, not only those that ended with a problem or an error.
+    flight_recorder_all: bool | None = None
+    #: Records the directory keeps (200), and the bytes they may hold (256 MiB); oldest go first.
+    flight_recorder_files: int | None = None
+    flight_recorder_total_bytes: int | None = None
+
     def __post_init__(self) -> None:
         if self.capture_content is not None:
             mode = _capture_mode(self.capture_content)

@@ -82,6 +82,7 @@ TOOLTAP_COMPONENT: Final = "tooltap.component"
 TOOLTAP_LINK: Final = "tooltap.link"
 TOOLTAP_CONFLICTING_AUTH: Final = "tooltap.request.conflicting_auth"
 TOOLTAP_STREAM_CLOSED_EARLY: Final = "tooltap.stream.closed_early"
+TOOLTAP_FLIGHT_RECORD: Final = "tooltap.flight_record"  # the response's flight record file(s)
 TOOLTAP_DIALECT: Final = "tooltap.dialect"
 TOOLTAP_SIDE_EFFECTS: Final = "tooltap.tool.side_effects"
 TOOLTAP_HANDLER_DURATION: Final = "tooltap.tool.handler.duration"

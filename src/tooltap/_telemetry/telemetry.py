@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import importlib.metadata
 import logging
+import os
 import time
 import weakref
 from collections.abc import Iterable
@@ -24,6 +25,7 @@ from .._quietly import quietly, run_deferred, set_error_sink
 from . import semconv as sc
 from .config import Config
 from .export import bounded
+from .flight import FlightRecorder, flight_settings
 from .instruments import Instruments, ToolNames
 from .lifecycle import Lifecycle
 from .listeners import Listener, Listeners
@@ -124,6 +126,12 @@ class Telemetry:
         )
         #: Operations not ended yet, held weakly: the tap or SDK call that owns one keeps it.
         self.open_operations: weakref.WeakSet[_Open] = weakref.WeakSet()
+        settings = flight_settings(config, os.environ)
+        #: The flight recorder, when one is configured.
+        on_drop = partial(self.internal_error, "flight_recorder")
+        self.flight = (
+            FlightRecorder(settings, config, version, on_drop) if settings is not None else None
+        )
 
     def internal_error(self, component: str) -> None:
         """Count one contained failure of ``component``."""
@@ -151,3 +159,5 @@ class Telemetry:
             force_flush = getattr(provider, "force_flush", None)
             if callable(force_flush):
                 bounded(partial(force_flush, timeout_millis), deadline)
+        if self.flight is not None:
+            self.flight.writer.drain(max(0.0, deadline - time.monotonic()))
