@@ -38,7 +38,8 @@ ALLOWED: Mapping[str, frozenset[str]] = {
     "harness": frozenset({"_core", "_runner"}),
     "tooltap": frozenset({"_core", "_telemetry", "instrumentor", "core", "harness"}),
     "_demo": frozenset({"tooltap", "core", "harness", "simulator", "_telemetry"}),
-    "_cli": frozenset({"tooltap", "_demo"}),
+    "_replay": frozenset({"_core", "simulator"}),
+    "_cli": frozenset({"tooltap", "_demo", "_replay"}),
     "__main__": frozenset({"_cli"}),
 }
 

@@ -11,7 +11,7 @@ _DEMO_INSTALL: Final = 'pip install ".[sdk,otlp,prometheus]" (in a checkout of t
 
 
 def main(argv: list[str] | None = None) -> int:
-    """``tooltap demo [--serve] [--port N]``; ``tooltap --version``."""
+    """``tooltap demo [--serve] [--port N]``; ``tooltap replay FILE...``; ``tooltap --version``."""
     from . import __version__
 
     parser = argparse.ArgumentParser(prog="tooltap", description=__doc__)
@@ -31,7 +31,32 @@ def main(argv: list[str] | None = None) -> int:
         default=None,
         help="Prometheus port (default: $TOOLTAP_PROMETHEUS_PORT, or 9464 with --serve)",
     )
+    replay = commands.add_parser(
+        "replay", help="parse flight records again with this tooltap, or serve one to a client"
+    )
+    replay.add_argument("files", nargs="+", metavar="FILE", help="flight record(s)")
+    replay.add_argument("--json", action="store_true", help="one JSON object per line")
+    replay.add_argument(
+        "--check", action="store_true", help="exit 1 when a result differs from the recorded one"
+    )
+    replay.add_argument(
+        "--serve", action="store_true", help="serve FILE's response on 127.0.0.1 to a real client"
+    )
+    replay.add_argument(
+        "--port", type=int, default=0, help="port for --serve (default: a free one)"
+    )
+    replay.add_argument(
+        "--no-timing", action="store_true", help="--serve without the recorded waits"
+    )
     args = parser.parse_args(argv)
+    if args.command == "replay":
+        from ._replay import replay_files, serve_file
+
+        if not args.serve:
+            return replay_files(args.files, as_json=args.json, check=args.check)
+        if len(args.files) != 1:
+            parser.error("--serve takes one FILE")
+        return serve_file(args.files[0], port=args.port, timing=not args.no_timing)
     try:
         from ._demo import run_demo
 

@@ -22,6 +22,7 @@ from typing import Any, Self
 
 from ._engine import Engine, RecordedRequest
 from ._faults import FAULT_HEADER, FAULT_KINDS, Fault
+from ._replay import RecordServer
 from ._scenario import ID_MODES, LOOKUP_CALLS, Scenario
 from ._server import SimServer
 
@@ -31,6 +32,7 @@ __all__ = [
     "ID_MODES",
     "LOOKUP_CALLS",
     "Fault",
+    "RecordServer",
     "RecordedRequest",
     "Simulator",
 ]

@@ -137,6 +137,7 @@ class Delivery:
     many bytes; the connection then closes cleanly, or with a TCP RST when ``reset``.
     ``reset_first`` sends an RST before anything else. ``burst`` sends the whole body in
     one write (after ``stall``, when ``stall_after`` is 0): a buffering proxy's release.
+    ``gaps``: seconds to wait before each chunk (a recorded response's own timing).
     """
 
     rendered: Rendered
@@ -148,6 +149,7 @@ class Delivery:
     reset: bool = False
     reset_first: bool = False
     burst: bool = False
+    gaps: list[float] | None = None
 
     @classmethod
     def of(cls, rendered: Rendered) -> Delivery:

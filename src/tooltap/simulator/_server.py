@@ -11,16 +11,16 @@ import http
 import socket
 import struct
 import threading
+from collections.abc import Mapping
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any
+from typing import Any, Protocol
 from urllib.parse import urlsplit
 
 from .._forks import new_lock
-from ._engine import Engine
 from ._faults import Delivery
 from ._render import json_response
 
-__all__ = ["SimServer"]
+__all__ = ["Answers", "SimServer"]
 
 _JOIN_TIMEOUT = 5.0
 
@@ -30,6 +30,14 @@ def _reason(status: int) -> str:
         return http.HTTPStatus(status).phrase
     except ValueError:
         return "Overloaded" if status == 529 else "Unknown"
+
+
+class Answers(Protocol):
+    """What plans the server's responses (the simulator's ``Engine``, a recorded response)."""
+
+    def handle(
+        self, method: str, path: str, query: str, headers: Mapping[str, str], body: bytes
+    ) -> Delivery: ...
 
 
 class _Aborted(Exception):
@@ -101,6 +109,8 @@ class _Handler(BaseHTTPRequestHandler):
         for index, chunk in enumerate(chunks):
             if index == d.stall_after:
                 self._wait(d.stall)
+            if d.gaps is not None and index < len(d.gaps):
+                self._wait(d.gaps[index])
             if d.cut is not None and sent + len(chunk) >= d.cut:
                 self._write(chunk[: d.cut - sent], chunked)
                 self._end_cut(d.reset)
@@ -137,7 +147,7 @@ class SimServer(ThreadingHTTPServer):
     allow_reuse_address = True
     request_queue_size = 128
 
-    def __init__(self, port: int, engine: Engine) -> None:
+    def __init__(self, port: int, engine: Answers) -> None:
         self.engine = engine
         self.stopping = threading.Event()
         self._conn_lock = new_lock()
