@@ -56,7 +56,7 @@ class FlightWriter:
         self._queue: queue.Queue[tuple[str, FlightRecord]] = queue.Queue(queue_size)
         self._lock = new_lock()
         self._thread: threading.Thread | None = None
-        self._busy = 0  # records taken by the thread and not written yet
+        self._pending = 0  # records queued and not written (or dropped) yet
         _writers.add(self)
 
     def submit(self, name: str, record: FlightRecord) -> bool:
@@ -67,6 +67,7 @@ class FlightWriter:
             except queue.Full:
                 self._drop("queue full")
                 return False
+            self._pending += 1
             if self._thread is None:
                 self._thread = threading.Thread(
                     target=self._run, name="tooltap-flight-recorder", daemon=True
@@ -79,7 +80,7 @@ class FlightWriter:
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             with self._lock:
-                if self._queue.empty() and self._busy == 0:
+                if self._pending == 0:
                     return True
             time.sleep(0.005)
         return False
@@ -100,8 +101,6 @@ class FlightWriter:
                         self._thread = None
                         return
                 continue
-            with self._lock:
-                self._busy += 1
             try:
                 self._write(name, record)
             except Exception as exc:  # noqa: BLE001 - a full or read-only disk: drop it
@@ -110,7 +109,7 @@ class FlightWriter:
                 self.written += 1
             finally:
                 with self._lock:
-                    self._busy -= 1
+                    self._pending -= 1
 
     def _write(self, name: str, record: FlightRecord) -> None:
         data = encode(masked(record))
@@ -146,7 +145,7 @@ class FlightWriter:
     def _forget(self) -> None:
         self._queue = queue.Queue(self._size)
         self._thread = None
-        self._busy = 0
+        self._pending = 0
 
 
 _writers: weakref.WeakSet[FlightWriter] = weakref.WeakSet()

@@ -1,0 +1,274 @@
+"""The flight recorder with the real SDKs against the simulator: record, replay, serve again.
+
+Every fault the simulator knows leaves a record whose replay gives the calls and problems
+tooltap reported at the time (on the span and to the listeners); the records of broken
+responses hold no credential the client sent; ``--check`` notices a doctored record; a
+record served by ``RecordServer`` makes the real SDK read the same calls again.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import json
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import anthropic
+import httpx
+import httpx2
+import openai
+import pytest
+
+import tooltap
+from tests.sdk.conftest import Recorder
+from tests.sdk.drivers import DRIVERS
+from tooltap._core.flight import FlightRecord, Reported, SeenProblem, decode, encode
+from tooltap._core.replay import replay
+from tooltap._telemetry.telemetry import get_telemetry
+from tooltap.simulator import FAULT_KINDS, Fault, RecordServer, Simulator
+
+#: One instance of every simulator fault, with parameters that keep the test short.
+FAULTS = {
+    "truncate_bytes": Fault("truncate_bytes", at=300),
+    "truncate_args": Fault("truncate_args"),
+    "invalid_json_args": Fault("invalid_json_args"),
+    "error_event": Fault("error_event"),
+    "rate_limit": Fault("rate_limit", retry_after=0),
+    "insufficient_balance": Fault("insufficient_balance"),
+    "server_error": Fault("server_error", status=503),
+    "overloaded": Fault("overloaded"),
+    "stall": Fault("stall", seconds=0.05),
+    "reset": Fault("reset", at=300),
+    "no_ids": Fault("no_ids"),
+    "ignore_tool_choice": Fault("ignore_tool_choice"),
+    "chunk_size": Fault("chunk_size", size=7),
+    "delay": Fault("delay", seconds=0.05),
+    "buffered": Fault("buffered", seconds=0.4),
+}
+SECRETS = {
+    "authorization": "Bearer sk-proj-flightsecret0123456789",
+    "x-api-key": "sk-ant-flightsecret0123456789",
+    "x-goog-api-key": "AIzaFlightSecret0123456789abcdefghijkl",
+}
+KEY_IN_QUERY = "AIzaQueryKeySecret0123456789abcdefghijk"
+
+
+@dataclasses.dataclass
+class Served:
+    """What the drivers read of a simulator (its base URLs), for a ``RecordServer``."""
+
+    url: str
+
+    @property
+    def openai_base_url(self) -> str:
+        return self.url + "/v1"
+
+    @property
+    def anthropic_base_url(self) -> str:
+        return self.url
+
+
+def test_every_fault_kind_is_covered() -> None:
+    assert set(FAULTS) == set(FAULT_KINDS)
+
+
+@pytest.fixture
+def flight(otel: Recorder, tmp_path: Path) -> Iterator[Path]:
+    """``otel`` re-instrumented with a flight recorder that keeps every response."""
+    tooltap.uninstrument()
+    tooltap.instrument(
+        tracer_provider=otel.tracer_provider,
+        meter_provider=otel.meter_provider,
+        listeners=[otel.events.append],
+        flight_recorder=str(tmp_path / "flight"),
+        flight_recorder_all=True,
+        stream_buffered_wait=0.3,
+        stream_buffered_events=2,
+    )
+    yield tmp_path / "flight"
+
+
+def records(directory: Path) -> list[tuple[Path, FlightRecord]]:
+    tel = get_telemetry()
+    assert tel is not None and tel.flight is not None
+    assert tel.flight.writer.drain(10)
+    return [(p, decode(p.read_bytes())) for p in sorted(directory.glob("tooltap-flight-*"))]
+
+
+def reported_live(otel: Recorder) -> tuple[list[tuple[str, str | None]], list[Any]]:
+    """The problems (kind, call id) on the inference spans, and the calls the listeners got."""
+    problems = [
+        (str(a["tooltap.problem.kind"]), a.get("gen_ai.tool.call.id"))
+        for s in otel.inference_spans()
+        for e in s.events
+        if e.name == "tooltap.problem" and (a := dict(e.attributes or {}))
+    ]
+    return sorted(problems, key=repr), otel.received()
+
+
+#: What the SDKs raise on a fault.
+SDK_ERRORS = (openai.APIError, anthropic.APIError, httpx.HTTPError, httpx2.HTTPError)
+
+
+async def run(driver: Any, sim: Any, client: Any = None) -> None:
+    """One streamed request through the SDK; what the SDK raises is the fault's doing."""
+    with contextlib.suppress(*SDK_ERRORS):
+        await driver.raw(client or driver.client(sim, sync=True, max_retries=0), True)
+
+
+@pytest.mark.parametrize("dialect", ["openai.chat", "anthropic"])
+@pytest.mark.parametrize("kind", sorted(FAULTS))
+async def test_every_fault_replays_to_what_was_reported(
+    flight: Path, otel: Recorder, sim: Simulator, dialect: str, kind: str
+) -> None:
+    sim.inject(FAULTS[kind])
+    await run(DRIVERS[dialect], sim)
+    tooltap.flush()
+    found = records(flight)
+    if kind == "reset" and not found:
+        pytest.fail("a reset mid-body must leave a record")
+    (path, record) = found[-1]
+    today = replay(record)
+    assert record.reported is not None
+    assert today.same_as(record.reported), (kind, today, record.reported)
+    problems, calls = reported_live(otel)
+    assert sorted(((p.kind, p.call_id) for p in today.problems), key=repr) == problems
+    assert [(c.call_id, c.name, c.args) for c in today.calls] == calls
+    (span,) = otel.inference_spans()
+    assert (span.attributes or {})["tooltap.flight_record"] == path.name
+
+
+def _secret_client(driver: Any, sim: Simulator) -> Any:
+    headers = dict(SECRETS)
+    if driver.dialect == "anthropic.messages":
+        headers.pop("x-api-key")  # the client sends its own key there
+        return driver.client(sim, sync=True, max_retries=0, default_headers=headers)
+    headers.pop("authorization")
+    return driver.client(
+        sim,
+        sync=True,
+        max_retries=0,
+        default_headers=headers,
+        default_query={"key": KEY_IN_QUERY},
+    )
+
+
+@pytest.mark.parametrize("dialect", ["openai.chat", "anthropic"])
+@pytest.mark.parametrize(
+    ("fault", "problem"),
+    [
+        (Fault("truncate_bytes", at=300), "truncated_stream"),
+        (Fault("invalid_json_args"), "invalid_json"),
+        (Fault("error_event"), "error_event"),
+        (Fault("buffered", seconds=0.4), "stream_buffered"),
+    ],
+    ids=["truncated", "invalid-args", "error-event", "proxy-buffered"],
+)
+async def test_a_broken_response_leaves_a_record_without_credentials(
+    otel: Recorder, sim: Simulator, tmp_path: Path, dialect: str, fault: Fault, problem: str
+) -> None:
+    """Only bad responses are recorded by default; none holds what authenticated it."""
+    tooltap.uninstrument()
+    tooltap.instrument(
+        tracer_provider=otel.tracer_provider,
+        meter_provider=otel.meter_provider,
+        flight_recorder=str(tmp_path),
+        stream_buffered_wait=0.3,
+        stream_buffered_events=2,
+    )
+    driver = DRIVERS[dialect]
+    client = _secret_client(driver, sim)
+    await driver.raw(client, True)  # a healthy turn: no record
+    sim.inject(fault)
+    await run(driver, sim, client)
+    assert all(any(k in r.headers for k in SECRETS) for r in sim.requests)  # they were sent
+    ((path, record),) = records(tmp_path)
+    assert problem in {p.kind for p in (record.reported or Reported()).problems}
+    assert path.stat().st_mode & 0o777 == 0o600
+    data = path.read_bytes()
+    for secret in (*SECRETS.values(), KEY_IN_QUERY, "sk-test", "sk-ant-test"):
+        assert secret.encode() not in data
+        assert secret.split()[-1][:12].encode() not in data
+    assert "?" not in record.path and record.path.endswith(("/completions", "/messages"))
+    assert replay(record).same_as(record.reported or Reported())
+
+
+async def test_check_fails_on_a_doctored_record(
+    flight: Path, sim: Simulator, tmp_path: Path
+) -> None:
+    sim.inject(FAULTS["invalid_json_args"])
+    await run(DRIVERS["openai.chat"], sim)
+    ((path, record),) = records(flight)
+    cli = [sys.executable, "-m", "tooltap", "replay", "--check"]
+    ok = subprocess.run([*cli, str(path)], capture_output=True, text=True, timeout=60)
+    assert ok.returncode == 0, ok.stderr
+    assert "same as recorded" in ok.stdout
+    assert record.reported is not None
+    doctored = dataclasses.replace(
+        record,
+        reported=dataclasses.replace(record.reported, problems=(SeenProblem("truncated_json"),)),
+    )
+    bad = tmp_path / "doctored.jsonl"
+    bad.write_bytes(encode(doctored))
+    failed = subprocess.run([*cli, str(bad)], capture_output=True, text=True, timeout=60)
+    assert failed.returncode == 1
+    assert "DIFFERS" in failed.stdout
+    lines = subprocess.run(
+        [*cli[:-1], "--json", str(path)], capture_output=True, text=True, timeout=60
+    )
+    rows = [json.loads(line) for line in lines.stdout.splitlines()]
+    assert {(r["name"], tuple(p["kind"] for p in r["problems"])) for r in rows} == {
+        ("lookup_demo_value", ()),
+        (None, ("invalid_json",)),
+    }
+
+
+@pytest.mark.parametrize("dialect", ["openai.chat", "anthropic"])
+@pytest.mark.parametrize("kind", ["invalid_json_args", "chunk_size", "truncate_bytes"])
+async def test_a_served_record_gives_the_sdk_the_same_calls(
+    flight: Path, otel: Recorder, sim: Simulator, dialect: str, kind: str
+) -> None:
+    """The real SDK against ``RecordServer``: the same calls and problems as the first time,
+    with the same chunk boundaries."""
+    driver = DRIVERS[dialect]
+    sim.inject(FAULTS[kind])
+    await run(driver, sim)
+    ((_, first),) = records(flight)
+    with RecordServer(first) as served:
+        await run(driver, Served(served.url))
+        assert served.served == 1
+    second = records(flight)[-1][1]
+    assert second.reported is not None and first.reported is not None
+    assert second.reported.same_as(first.reported)
+    assert second.body == first.body
+    assert [c.data for c in second.chunks] == [c.data for c in first.chunks]
+
+
+def test_serve_from_the_command_line(flight: Path, sim: Simulator) -> None:
+    """``tooltap replay --serve FILE`` prints its URL and answers an SDK until stopped."""
+    sim.inject(FAULTS["invalid_json_args"])
+    client = openai.OpenAI(base_url=sim.openai_base_url, api_key="sk-test", max_retries=0)
+    request = DRIVERS["openai.chat"]._request([{"role": "user", "content": "hi"}])
+    list(client.chat.completions.create(**request, stream=True))
+    ((path, _),) = records(flight)
+    tooltap.uninstrument()
+    server = subprocess.Popen(
+        [sys.executable, "-m", "tooltap", "replay", "--serve", str(path)],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert server.stdout is not None
+        line = server.stdout.readline()
+        url = line.split(" on ")[1].split(";")[0]
+        served = openai.OpenAI(base_url=url + "/v1", api_key="sk-test", max_retries=0)
+        chunks = list(served.chat.completions.create(**request, stream=True))
+        ids = {c.id for chunk in chunks for c in (chunk.choices[0].delta.tool_calls or [])}
+        assert len(ids - {None}) == 2
+    finally:
+        server.terminate()
+        server.wait(10)
