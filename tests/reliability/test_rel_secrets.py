@@ -9,15 +9,18 @@ limit; the message content is ordinary text (content capture may record it).
 
 No canary may appear in any exported span (name, attributes, events, links, status,
 resource: ``to_json``), metric (the in-memory reader's dump), OpenTelemetry log record
-(content events), listener event, or log line written by tooltap or the OpenTelemetry
-SDK (caplog at DEBUG on every logger; lines from the app's own HTTP/SDK libraries are
-theirs, and the ``?key=`` case checks they did see the canary, so capture works).
+(content events), listener event, flight record (every response recorded), or log line
+written by tooltap or the OpenTelemetry SDK (caplog at DEBUG on every logger; lines from
+the app's own HTTP/SDK libraries are theirs, and the ``?key=`` case checks they did see
+the canary, so capture works).
 """
 
 from __future__ import annotations
 
+import json
 import logging
 import secrets
+from base64 import b64decode
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -30,6 +33,7 @@ import tooltap.simulator
 from tests.reliability.apps import App
 from tests.reliability.support import Canned, Capture, ReplayServer
 from tests.reliability.wire import PATHS, STREAMED, first_body
+from tooltap._telemetry.telemetry import get_telemetry
 from tooltap.simulator import FAULT_HEADER, Simulator
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
@@ -98,6 +102,15 @@ def _url_key(sim: Simulator, canaries: Canaries) -> None:
             assert response.status_code == 200
 
 
+def _flight_records(directory: Path, *, at_least: int) -> str:
+    """The text of every flight record written (once the writer is done)."""
+    tel = get_telemetry()
+    assert tel is not None and tel.flight is not None and tel.flight.writer.drain(10)
+    files = sorted(directory.glob("tooltap-flight-*"))
+    assert len(files) >= at_least
+    return "\n".join(f.read_text() for f in files)
+
+
 def _dump(span: ReadableSpan) -> str:
     return str(span.to_json(indent=None))
 
@@ -122,10 +135,11 @@ async def test_no_secret_in_telemetry(
     sim: Simulator,
     capture: Capture,
     caplog: pytest.LogCaptureFixture,
+    tmp_path: Path,
 ) -> None:
     caplog.set_level(logging.DEBUG)
     canaries = Canaries()
-    capture.instrument(capture_content=mode)
+    capture.instrument(capture_content=mode, flight_recorder=tmp_path, flight_recorder_all=True)
     if app_name == "url_key":
         _url_key(sim, canaries)
     else:
@@ -160,6 +174,7 @@ async def test_no_secret_in_telemetry(
         "log records": "\n".join(r.to_json(indent=None) for r in capture.logs.get_finished_logs()),
         "listener events": repr(capture.events),
         "tooltap/otel log lines": "\n".join(_log_lines(caplog.records, ours=True)),
+        "flight records": _flight_records(tmp_path, at_least=2),
     }
     if "EVENT" in mode:
         assert texts["log records"], "content events were not exported"
@@ -189,11 +204,11 @@ ERROR_STREAMS = {
 
 @pytest.mark.parametrize("path", list(ERROR_STREAMS))
 def test_secret_echoed_by_a_provider_error_is_masked(
-    path: str, replay: ReplayServer, capture: Capture
+    path: str, replay: ReplayServer, capture: Capture, tmp_path: Path
 ) -> None:
     body = ERROR_STREAMS[path] % " / ".join(ECHOED).encode()
     replay.canned = Canned(200, [("content-type", "text/event-stream")], [body])
-    capture.instrument(capture_content="SPAN_AND_EVENT")
+    capture.instrument(capture_content="SPAN_AND_EVENT", flight_recorder=tmp_path)
     with httpx2.Client(timeout=10) as client:
         request = client.build_request("POST", replay.url + path, json=STREAMED)
         response = client.send(request, stream=True)
@@ -203,7 +218,9 @@ def test_secret_echoed_by_a_provider_error_is_masked(
             response.close()
     problems = [e for e in capture.events if isinstance(e, tooltap.ToolCallProblem)]
     assert [p.problem.kind for p in problems] == ["error_event"]
-    recorded = repr(problems) + repr([s.to_json() for s in capture.spans()])
+    flight = _flight_records(tmp_path, at_least=1)
+    assert "[redacted]" in b64decode(json.loads(flight.splitlines()[1])["data"]).decode()
+    recorded = repr(problems) + repr([s.to_json() for s in capture.spans()]) + flight
     assert "[redacted]" in repr(problems)
     for secret in ECHOED:
         assert secret.split()[-1] not in recorded
