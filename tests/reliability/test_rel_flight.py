@@ -26,6 +26,7 @@ import tooltap
 from tests.reliability.support import Capture
 from tooltap._core.flight import Chunk, FlightRecord, Reported
 from tooltap._telemetry import flight_writer
+from tooltap._telemetry.config import ConfigError
 from tooltap._telemetry.flight_writer import FlightWriter
 from tooltap._telemetry.telemetry import get_telemetry
 from tooltap.simulator import Fault, Simulator
@@ -213,3 +214,25 @@ def test_the_environment_configures_it(
     tel = get_telemetry()
     assert tel is not None and tel.flight is not None
     assert (tel.flight.settings.max_bytes, tel.flight.settings.every) == (5000, False)
+
+
+@pytest.mark.parametrize(
+    "options",
+    [{"flight_recorder": 42}, {"flight_recorder": ".", "flight_recorder_bytes": "lots"}],
+    ids=["not-a-path", "not-a-size"],
+)
+def test_an_invalid_option_warns_or_strictly_raises(
+    capture: Capture, monkeypatch: pytest.MonkeyPatch, options: dict[str, object]
+) -> None:
+    with pytest.raises(ConfigError):  # the suite is strict
+        capture.instrument(**options)
+    tooltap.uninstrument()
+    monkeypatch.setenv("TOOLTAP_STRICT_CONFIG", "0")
+    with pytest.warns(UserWarning, match="flight_recorder"):
+        capture.instrument(**options)
+    tel = get_telemetry()
+    assert tel is not None
+    if "flight_recorder_bytes" in options:
+        assert tel.flight is not None and tel.flight.settings.max_bytes == 4 * 1024 * 1024
+    else:
+        assert tel.flight is None

@@ -21,7 +21,9 @@ import anthropic
 import httpx
 import httpx2
 import openai
+import pydantic
 import pytest
+from google.genai import errors as genai_errors
 
 import tooltap
 from tests.sdk.conftest import Recorder
@@ -111,16 +113,28 @@ def reported_live(otel: Recorder) -> tuple[list[tuple[str, str | None]], list[An
 
 
 #: What the SDKs raise on a fault.
-SDK_ERRORS = (openai.APIError, anthropic.APIError, httpx.HTTPError, httpx2.HTTPError)
+SDK_ERRORS = (
+    openai.APIError,
+    anthropic.APIError,
+    genai_errors.APIError,
+    genai_errors.UnknownApiResponseError,
+    httpx.HTTPError,
+    httpx2.HTTPError,
+    pydantic.ValidationError,  # google-genai on arguments that are not an object
+)
 
 
 async def run(driver: Any, sim: Any, client: Any = None) -> None:
-    """One streamed request through the SDK; what the SDK raises is the fault's doing."""
+    """One streamed request through the SDK (sync: google-genai's async path is aiohttp,
+    not recorded); what the SDK raises is the fault's doing. No SDK retries."""
+    if client is None:
+        retries = {} if driver.dialect == "google.genai" else {"max_retries": 0}
+        client = driver.client(sim, sync=True, **retries)
     with contextlib.suppress(*SDK_ERRORS):
-        await driver.raw(client or driver.client(sim, sync=True, max_retries=0), True)
+        await driver.raw(client, True)
 
 
-@pytest.mark.parametrize("dialect", ["openai.chat", "anthropic"])
+@pytest.mark.parametrize("dialect", ["openai.chat", "openai.responses", "anthropic", "google"])
 @pytest.mark.parametrize("kind", sorted(FAULTS))
 async def test_every_fault_replays_to_what_was_reported(
     flight: Path, otel: Recorder, sim: Simulator, dialect: str, kind: str

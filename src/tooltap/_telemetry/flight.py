@@ -61,13 +61,16 @@ def flight_settings(config: Config, environ: Mapping[str, str]) -> FlightSetting
     directory = config.flight_recorder or environ.get(ENV) or None
     if directory is None:
         return None
+    if not isinstance(directory, (str, os.PathLike)):
+        reject(f"tooltap: flight_recorder must be a directory path, got {directory!r}; off")
+        return None
     numbers = {}
     for name, default in _DEFAULTS.items():
         value: object = getattr(config, name)
         if value is None:
-            value = environ.get(name.upper().replace("FLIGHT", "TOOLTAP_FLIGHT", 1), default)
+            value = environ.get(f"TOOLTAP_{name.upper()}", default)
         try:
-            number = int(str(value))
+            number = int(str(value)) if not isinstance(value, bool) else -1
         except ValueError:
             number = -1
         if number < 1:
