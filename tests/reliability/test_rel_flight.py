@@ -159,7 +159,7 @@ def _record(size: int) -> FlightRecord:
 def _write(writer: FlightWriter, count: int, size: int) -> list[str]:
     names = [f"tooltap-flight-{i:04d}.jsonl" for i in range(count)]
     for name in names:
-        assert writer.submit(name, _record(size))
+        assert writer.submit(name, lambda: _record(size))
         assert writer.drain(10)
     return names
 

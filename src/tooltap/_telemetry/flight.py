@@ -19,7 +19,7 @@ import itertools
 import os
 import time
 import weakref
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Final, Protocol
@@ -43,6 +43,7 @@ _DEFAULTS: Final = {
     "flight_recorder_total_bytes": 256 * 1024 * 1024,
 }
 _TRUE: Final = ("1", "true", "yes", "on")
+_clock: Final = time.monotonic
 
 
 @dataclass(frozen=True, slots=True)
@@ -151,13 +152,16 @@ class FlightRecorder:
         mode = "body" if error is None else "error"
         recording.finish(mode, "exhausted", reported, timing, None, None)
 
-    def record(self, op: _Op, record: FlightRecord) -> None:
-        """Name ``record``, put the name on ``op``'s span, queue it for the writer."""
+    def record(self, op: _Op, record: FlightRecord, chunks: Callable[[], Sequence[Chunk]]) -> None:
+        """Name ``record``, put the name on ``op``'s span, queue it for the writer (which
+        adds its ``chunks``: built off the app's path)."""
         now = datetime.datetime.now(datetime.UTC)
         stamp = now.strftime("%Y%m%dT%H%M%S.%fZ")
         name = f"{PREFIX}{stamp}-{os.getpid()}-{next(self._seq):06d}{SUFFIX}"
-        record = _stamped(record, self.version, now.isoformat(timespec="milliseconds"))
-        if not self.writer.submit(name, record):
+        record = replace(
+            record, tooltap=self.version, recorded_at=now.isoformat(timespec="milliseconds")
+        )
+        if not self.writer.submit(name, lambda: replace(record, chunks=tuple(chunks()))):
             return
         with self._lock:
             names = self._names.get(op)
@@ -170,7 +174,18 @@ class FlightRecorder:
 class Recording:
     """One response being recorded: its chunks with their arrival times, then its record."""
 
-    __slots__ = ("_at", "_op", "_path", "_recorder", "_status", "chunks", "cut", "headers", "size")
+    __slots__ = (
+        "_at",
+        "_max",
+        "_op",
+        "_path",
+        "_pieces",
+        "_recorder",
+        "_status",
+        "cut",
+        "headers",
+        "size",
+    )
 
     def __init__(
         self,
@@ -186,20 +201,26 @@ class Recording:
         self._path = path
         self._status = status
         self.headers = headers
-        self.chunks: list[Chunk] = []
+        self._max = recorder.settings.max_bytes
+        self._pieces: list[tuple[float, bytes]] = []
         self.size = 0
         self.cut = False
 
     def chunk(self, data: bytes) -> None:
-        """One piece of the body, as the parser takes it (kept up to the byte cap)."""
-        if self.cut:
-            return
+        """One piece of the body, as the parser takes it (kept up to the byte cap): the
+        reference and a clock reading, nothing more on the chunk path."""
         size = self.size + len(data)
-        if size > self._recorder.settings.max_bytes:
+        if size > self._max or self.cut:
             self.cut = True
             return
         self.size = size
-        self.chunks.append(Chunk(time.monotonic() - self._at, bytes(data)))
+        self._pieces.append((_clock(), data))
+
+    @property
+    def chunks(self) -> list[Chunk]:
+        """The pieces so far, with their arrival times after the headers."""
+        at = self._at
+        return [Chunk(t - at, bytes(data)) for t, data in self._pieces]
 
     def settled(
         self,
@@ -222,10 +243,10 @@ class Recording:
         if mode == "error":
             reported = Reported(error=error.error_type if error else None)
         elif parser is not None:
-            first = self.chunks[0].data if self.chunks else None
+            first = self._pieces[0][1] if self._pieces else None
             reported = self.judged(parser.close(), timing, end=end, first=first, exc=exc)
         elif end == "exhausted" and not self.cut:
-            body = b"".join(c.data for c in self.chunks)
+            body = b"".join(data for _, data in self._pieces)
             parsed = parse_response(body, self._op.dialect, limits=self._recorder.limits)
             reported = self.judged(parsed, timing, end=end, first=None, exc=exc)
         else:
@@ -261,7 +282,7 @@ class Recording:
         return {
             "sent": self._at - self._op.attempt_started,
             "read": None if read_at is None else read_at - self._at,
-            "first": self.chunks[0].at if self.chunks else None,
+            "first": self._pieces[0][0] - self._at if self._pieces else None,
             "settled": time.monotonic() - self._at,
         }
 
@@ -297,7 +318,7 @@ class Recording:
             mode=mode,
             headers=self.headers,
             end=end,
-            chunks=tuple(self.chunks),
+            chunks=(),
             reported=reported,
             cut=self.cut,
             request=request_of(info) if info is not None else {},
@@ -306,7 +327,7 @@ class Recording:
             transport_error=_error_type(exc),
             sdk_error=sdk_error,
         )
-        recorder.record(op, record)
+        recorder.record(op, record, lambda: self.chunks)
 
 
 def _headers(headers: Any) -> tuple[tuple[str, str], ...]:
@@ -316,7 +337,3 @@ def _headers(headers: Any) -> tuple[tuple[str, str], ...]:
 
 def _error_type(exc: BaseException | None) -> str | None:
     return None if exc is None else classify_error(None, {}, None, exc).error_type
-
-
-def _stamped(record: FlightRecord, version: str, at: str) -> FlightRecord:
-    return replace(record, tooltap=version, recorded_at=at)

@@ -1,8 +1,8 @@
 """Writing flight records off the app's path: a bounded queue, one writer thread, a ring.
 
 ``submit`` never blocks: a full queue (a slow disk) drops the record and counts it, as
-does a write that fails (a full or read-only directory). The thread masks and encodes
-each record, writes it to a temporary file (mode 0600) and renames it into place, then
+does a write that fails (a full or read-only directory). The thread builds, masks and
+encodes each record, writes it to a temporary file (mode 0600) and renames it into place, then
 removes the oldest records of the directory while there are more than ``files`` or
 they hold more than ``total_bytes``. It exits when the queue has stayed empty a while
 and starts again with the next record; a forked child starts with none.
@@ -53,14 +53,15 @@ class FlightWriter:
         self.dropped = 0
         self._on_drop = on_drop
         self._size = queue_size
-        self._queue: queue.Queue[tuple[str, FlightRecord]] = queue.Queue(queue_size)
+        self._queue: queue.Queue[tuple[str, Callable[[], FlightRecord]]] = queue.Queue(queue_size)
         self._lock = new_lock()
         self._thread: threading.Thread | None = None
         self._pending = 0  # records queued and not written (or dropped) yet
         _writers.add(self)
 
-    def submit(self, name: str, record: FlightRecord) -> bool:
-        """Queue ``record`` as file ``name``; False (and counted) when the queue is full."""
+    def submit(self, name: str, record: Callable[[], FlightRecord]) -> bool:
+        """Queue the record ``record()`` builds (on the writer's thread) as file ``name``;
+        False (and counted) when the queue is full."""
         with self._lock:
             try:
                 self._queue.put_nowait((name, record))
@@ -111,8 +112,8 @@ class FlightWriter:
                 with self._lock:
                     self._pending -= 1
 
-    def _write(self, name: str, record: FlightRecord) -> None:
-        data = encode(masked(record))
+    def _write(self, name: str, record: Callable[[], FlightRecord]) -> None:
+        data = encode(masked(record()))
         self.directory.mkdir(mode=0o700, parents=True, exist_ok=True)
         final = self.directory / name
         temporary = self.directory / f".{name}.tmp"
