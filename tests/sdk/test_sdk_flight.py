@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import gc
 import json
 import subprocess
 import sys
@@ -154,6 +155,28 @@ async def test_every_fault_replays_to_what_was_reported(
     assert [(c.call_id, c.name, c.args) for c in today.calls] == calls
     (span,) = otel.inference_spans()
     assert (span.attributes or {})["tooltap.flight_record"] == path.name
+
+
+@pytest.mark.parametrize("kind", ["truncate_args", "invalid_json_args", "error_event"])
+async def test_google_async_over_aiohttp_is_recorded(
+    flight: Path, otel: Recorder, sim: Simulator, kind: str
+) -> None:
+    """google-genai's async client reads through aiohttp (line by line): recorded the same.
+    A body the SDK raised on and dropped settles once it is collected."""
+    driver = DRIVERS["google"]
+    sim.inject(FAULTS[kind])
+    models = driver.client(sim, sync=False)
+    with contextlib.suppress(*SDK_ERRORS):
+        await driver.raw(models, True)
+    await models.client.aio.aclose()
+    del models
+    gc.collect()  # the body the SDK dropped settles as collected (at the next safe point)
+    tooltap.flush()
+    ((_, record),) = records(flight)
+    assert record.reported is not None and replay(record).same_as(record.reported)
+    problems, calls = reported_live(otel)
+    assert sorted(((p.kind, p.call_id) for p in record.reported.problems), key=repr) == problems
+    assert [(c.call_id, c.name, c.args) for c in record.reported.calls] == calls
 
 
 def _secret_client(driver: Any, sim: Simulator) -> Any:

@@ -108,6 +108,8 @@ def _responded(exchange: Exchange, response: aiohttp.ClientResponse, decoded: bo
     else:
         mode = "body"
     state = TapState(op, exchange.info, mode=mode, status=status, headers=headers)
+    if op.tel.flight is not None:
+        state.flight = quietly(op.tel.flight.begin, op, response.url.path, status, headers)
     if mode != "error" and op.owner == "sdk":
         op.hold_until_stream_end()
     response.content = cast("aiohttp.StreamReader", _TapReader(response.content, state))
