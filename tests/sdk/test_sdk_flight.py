@@ -309,3 +309,29 @@ def test_serve_from_the_command_line(flight: Path, sim: Simulator) -> None:
     finally:
         server.terminate()
         server.wait(10)
+
+
+async def test_a_record_past_its_byte_cap_is_cut(
+    otel: Recorder, sim: Simulator, tmp_path: Path
+) -> None:
+    """The first ``flight_recorder_bytes`` are kept; what tooltap reported is still whole,
+    a healthy stream that long is not recorded, and ``--check`` cannot vouch for a cut one."""
+    tooltap.uninstrument()
+    tooltap.instrument(
+        tracer_provider=otel.tracer_provider,
+        meter_provider=otel.meter_provider,
+        flight_recorder=str(tmp_path),
+        flight_recorder_bytes=400,
+    )
+    driver = DRIVERS["openai.chat"]
+    await run(driver, sim)  # healthy: nothing recorded
+    sim.inject(FAULTS["invalid_json_args"])
+    await run(driver, sim)
+    ((path, record),) = records(tmp_path)
+    assert record.cut and 0 < len(record.body) <= 400
+    assert record.reported is not None
+    assert {p.kind for p in record.reported.problems} == {"invalid_json"}
+    assert len(record.reported.calls) == 1
+    cli = [sys.executable, "-m", "tooltap", "replay", "--check", str(path)]
+    done = subprocess.run(cli, capture_output=True, text=True, timeout=60)
+    assert done.returncode == 1 and "cannot compare" in done.stdout

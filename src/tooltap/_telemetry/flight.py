@@ -209,11 +209,10 @@ class Recording:
     def chunk(self, data: bytes) -> None:
         """One piece of the body, as the parser takes it (kept up to the byte cap): the
         reference and a clock reading, nothing more on the chunk path."""
-        size = self.size + len(data)
-        if size > self._max or self.cut:
+        self.size += len(data)
+        if self.size > self._max or self.cut:
             self.cut = True
             return
-        self.size = size
         self._pieces.append((_clock(), data))
 
     @property
@@ -262,8 +261,8 @@ class Recording:
         first: bytes | None,
         exc: BaseException | None,
     ) -> Reported | None:
-        """What tooltap reported for a 2xx body parsed as ``parsed`` (None: unknown, cut)."""
-        if parsed is None or self.cut:
+        """What tooltap reported for a 2xx body parsed as ``parsed`` (None: unknown)."""
+        if parsed is None:
             return None
         return judge(
             parsed,
