@@ -2,10 +2,10 @@
 
 Opt-in (``Config(flight_recorder=DIR)`` or ``$TOOLTAP_FLIGHT_RECORDER``): a record
 holds response content. The tap opens a ``Recording`` per tapped response
-(``FlightRecorder.begin``), hands it every piece the parser takes (``chunk``: a copy
-of the reference and a clock reading, up to ``flight_recorder_bytes``), and settles it
-with the body (``settled``); a body the client read whole is recorded in one step
-(``whole``). A settled response that has a problem, an error status, or an
+(``FlightRecorder.begin``), hands it every piece the parser takes (``chunk``: the piece
+itself, never copied, and a clock reading, up to ``flight_recorder_bytes``), and
+settles it with the body (``settled``); a body the client read whole is recorded in one
+step (``whole``). A settled response that has a problem, an error status, or an
 exception (the HTTP client's or the SDK's) while it was read, or any response with
 ``flight_recorder_all``, becomes a ``FlightRecord``: its file name goes on the
 inference span (``tooltap.flight_record``) at once, and the writer thread masks,
@@ -28,7 +28,7 @@ from .._core.errors import classify_error
 from .._core.flight import Chunk, FlightRecord, Reported
 from .._core.model import ErrorClass, Limits, Parsed, RequestInfo
 from .._core.replay import judge, request_of
-from .._core.stream import parse_response
+from .._core.stream import StreamParser, parse_response
 from .._forks import new_lock
 from . import semconv as sc
 from .config import Config, reject
@@ -229,7 +229,7 @@ class Recording:
         exc: BaseException | None,
         sdk: BaseException | None,
         error: ErrorClass | None,
-        parser: Any,
+        parser: StreamParser | None,
         read_at: float | None,
     ) -> None:
         """The tapped body settled (``TapState``): record it if it ended badly.
