@@ -83,10 +83,8 @@ def _record_whole(response: Any, op: Operation, **outcome: Any) -> None:
     """A response read whole, for the flight recorder (when one is configured)."""
     flight = op.tel.flight
     if flight is not None:
-        quietly(
-            flight.whole, op, response.request.url.path, response.status_code,
-            response.headers, response.content, **outcome,
-        )  # fmt: skip
+        path, status = response.request.url.path, response.status_code
+        quietly(flight.whole, op, path, status, response.headers, response.content, **outcome)
 
 
 def _tap(response: Any, state: TapState, is_async: bool) -> Any:

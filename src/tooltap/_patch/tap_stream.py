@@ -297,9 +297,9 @@ class TapState:
             error = self._record(end, exc, by_sdk=sdk is not None)
             if sdk is not None:
                 self.op.not_delivered(sdk)
-            if self.flight is not None and not self._off:
-                quietly(self.flight.settled, mode=self.mode, end=end, exc=exc, sdk=sdk,
-                        error=error, parser=self._parser, read_at=self._read_at)  # fmt: skip
+            flight, parser = self.flight, self._parser
+            if flight is not None and not self._off:
+                quietly(flight.settled, self.mode, end, exc, sdk, error, parser, self._read_at)
         finally:  # a recording failure (a tooltap bug) must not leave the operation open
             self.op.release(None if self.mode == "error" else exc, error)
 

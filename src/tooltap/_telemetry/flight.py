@@ -223,7 +223,6 @@ class Recording:
 
     def settled(
         self,
-        *,
         mode: str,
         end: str,
         exc: BaseException | None,
