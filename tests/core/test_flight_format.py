@@ -15,7 +15,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from tests.core.test_split_property import PROFILE
+from tests.core.test_split_property import PROFILE, STREAMED
+from tests.corpus import Case
 from tooltap._core.errors import mask_secrets
 from tooltap._core.flight import (
     VERSION,
@@ -31,6 +32,7 @@ from tooltap._core.flight import (
 )
 from tooltap._core.model import Parsed, Problem, RequestInfo
 from tooltap._core.replay import judge, replay
+from tooltap._core.stream import StreamParser
 
 KEY = "sk-proj-abcdefghijklmnop0123"
 BODY = (
@@ -165,3 +167,30 @@ def test_a_burst_after_a_long_wait_replays_as_buffered() -> None:
     assert SeenProblem("stream_buffered") in replay(burst).problems
     steady = dataclasses.replace(burst, timing={**burst.timing, "first": 0.01})
     assert SeenProblem("stream_buffered") not in replay(steady).problems
+
+
+@pytest.mark.parametrize("case", STREAMED, ids=lambda c: c.name)
+def test_every_corpus_stream_survives_the_file(case: Case) -> None:
+    """A real provider stream, cut anywhere, written to a record's bytes and read back,
+    replays to what the live parse of those very chunks was judged to be."""
+
+    @settings(PROFILE, max_examples=10)
+    @given(st.lists(st.integers(0, len(case.body)), max_size=20))
+    def check(cuts: list[int]) -> None:
+        chunks = split(case.body, cuts)
+        parser = StreamParser(case.dialect)
+        for chunk in chunks:
+            parser.feed(chunk.data)
+        live = judge(
+            parser.close(), None, end="exhausted", first=None, total=0, timing={}, settings={}
+        )
+        written = masked(
+            record(chunks, dialect=case.dialect, request={}, reported=live, settings={})
+        )
+        read = decode(encode(written))
+        assert [c.data for c in read.chunks] == [c.data for c in written.chunks]
+        assert read.reported == written.reported
+        if mask_secrets(case.body.decode("latin-1")) == case.body.decode("latin-1"):
+            assert replay(read).same_as(live)  # nothing was masked: the same bytes
+
+    check()
