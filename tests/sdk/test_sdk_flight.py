@@ -265,12 +265,13 @@ async def test_check_fails_on_a_doctored_record(
 
 
 @pytest.mark.parametrize("dialect", ["openai.chat", "anthropic"])
-@pytest.mark.parametrize("kind", ["invalid_json_args", "chunk_size", "truncate_bytes"])
+@pytest.mark.parametrize("kind", ["invalid_json_args", "chunk_size", "truncate_bytes", "buffered"])
 async def test_a_served_record_gives_the_sdk_the_same_calls(
     flight: Path, otel: Recorder, sim: Simulator, dialect: str, kind: str
 ) -> None:
     """The real SDK against ``RecordServer``: the same calls and problems as the first time,
-    with the same chunk boundaries."""
+    with the same chunk boundaries; a buffered stream is buffered again (the recorded wait
+    before the burst is served too)."""
     driver = DRIVERS[dialect]
     sim.inject(FAULTS[kind])
     await run(driver, sim)
@@ -281,6 +282,8 @@ async def test_a_served_record_gives_the_sdk_the_same_calls(
     second = records(flight)[-1][1]
     assert second.reported is not None and first.reported is not None
     assert second.reported.same_as(first.reported)
+    buffered = SeenProblem("stream_buffered") in first.reported.problems
+    assert buffered == (kind == "buffered")
     assert second.body == first.body
     assert [c.data for c in second.chunks] == [c.data for c in first.chunks]
 
