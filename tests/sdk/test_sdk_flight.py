@@ -265,13 +265,15 @@ async def test_check_fails_on_a_doctored_record(
 
 
 @pytest.mark.parametrize("dialect", ["openai.chat", "anthropic"])
-@pytest.mark.parametrize("kind", ["invalid_json_args", "chunk_size", "truncate_bytes", "buffered"])
+@pytest.mark.parametrize(
+    "kind", ["invalid_json_args", "chunk_size", "truncate_bytes", "buffered", "reset"]
+)
 async def test_a_served_record_gives_the_sdk_the_same_calls(
     flight: Path, otel: Recorder, sim: Simulator, dialect: str, kind: str
 ) -> None:
     """The real SDK against ``RecordServer``: the same calls and problems as the first time,
     with the same chunk boundaries; a buffered stream is buffered again (the recorded wait
-    before the burst is served too)."""
+    before the burst is served too), a body cut by a reset breaks the client again."""
     driver = DRIVERS[dialect]
     sim.inject(FAULTS[kind])
     await run(driver, sim)
@@ -284,6 +286,8 @@ async def test_a_served_record_gives_the_sdk_the_same_calls(
     assert second.reported.same_as(first.reported)
     buffered = SeenProblem("stream_buffered") in first.reported.problems
     assert buffered == (kind == "buffered")
+    assert (first.end == "error") == (kind == "reset") and second.end == first.end
+    assert second.transport_error == first.transport_error
     assert second.body == first.body
     assert [c.data for c in second.chunks] == [c.data for c in first.chunks]
 
