@@ -16,11 +16,12 @@ __all__ = ["replay_files", "serve_file"]
 
 
 def replay_files(
-    paths: Sequence[str], *, as_json: bool, check: bool, out: TextIO = sys.stdout
+    paths: Sequence[str], *, as_json: bool, check: bool, out: TextIO | None = None
 ) -> int:
     """Replay each record; print a table (or JSON lines). Exit status: 0; 1 when ``check``
     finds a result that differs from the recorded one (or a record that cannot be
     checked); 2 when a file is not a readable record."""
+    out = out or sys.stdout
     status = 0
     for path in paths:
         try:
@@ -103,8 +104,9 @@ def _dumps(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False)
 
 
-def serve_file(path: str, *, port: int, timing: bool, out: TextIO = sys.stdout) -> int:
+def serve_file(path: str, *, port: int, timing: bool, out: TextIO | None = None) -> int:
     """Serve one record on 127.0.0.1 until interrupted."""
+    out = out or sys.stdout
     from .simulator import RecordServer
 
     try:

@@ -95,10 +95,9 @@ class Reported:
 
     def same_as(self, other: Reported) -> bool:
         """The same calls in order, the same problems in any order, the same error."""
-        key = lambda p: (p.kind, p.call_id or "")  # noqa: E731
         return (
             self.calls == other.calls
-            and sorted(self.problems, key=key) == sorted(other.problems, key=key)
+            and sorted(self.problems, key=_problem_key) == sorted(other.problems, key=_problem_key)
             and self.error == other.error
         )
 
@@ -304,6 +303,10 @@ def _masked_chunks(chunks: Sequence[Chunk]) -> tuple[Chunk, ...]:
         result.append(Chunk(chunk.at, new[begin:stop].encode("latin-1")))
         begin = stop
     return tuple(result)
+
+
+def _problem_key(problem: SeenProblem) -> tuple[str, str]:
+    return problem.kind, problem.call_id or ""
 
 
 def _dumps(value: Any) -> str:
