@@ -15,6 +15,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
 
@@ -28,6 +29,8 @@ from tests.reliability.apps import MODELS, App
 from tests.reliability.support import Apps, Capture, watched
 from tooltap._core.dialects import dialect as dialect_entry
 from tooltap._core.stream import StreamParser
+from tooltap._telemetry import flight_writer
+from tooltap._telemetry.flight import FlightRecorder, Recording
 from tooltap._telemetry.telemetry import Telemetry, get_telemetry
 from tooltap.simulator import Simulator, _scenario
 
@@ -100,6 +103,17 @@ def _listener(mp: pytest.MonkeyPatch, cap: Capture, tel: Telemetry, boom: Any) -
     """Nothing to patch: the failing listener is passed to ``instrument`` (see below)."""
 
 
+#: Replaced by the test's own temporary directory: the flight recorder's, keeping everything.
+FLIGHT_DIR = object()
+_FLIGHT = {"flight_recorder": FLIGHT_DIR, "flight_recorder_all": True}
+
+
+def _flight_entries(mp: pytest.MonkeyPatch, cap: Capture, tel: Telemetry, boom: Any) -> None:
+    """Both ways into the flight recorder: a tapped body's recording, a body read whole."""
+    mp.setattr(FlightRecorder, "begin", boom)
+    mp.setattr(FlightRecorder, "whole", boom)
+
+
 FAULTS: dict[str, Fault] = {
     "parser_feed": Fault(lambda mp, c, t, b: mp.setattr(StreamParser, "feed", b), "tap_stream"),
     "parser_close": Fault(lambda mp, c, t, b: mp.setattr(StreamParser, "close", b), "tap_stream"),
@@ -115,6 +129,11 @@ FAULTS: dict[str, Fault] = {
         lambda mp, c, t, b: mp.setattr(t.events, "emit", b), None, {"capture_content": "EVENT_ONLY"}
     ),
     "listener": Fault(_listener, "listener"),
+    "flight_begin": Fault(_flight_entries, None, _FLIGHT),
+    "flight_settled": Fault(lambda mp, c, t, b: mp.setattr(Recording, "settled", b), None, _FLIGHT),
+    "flight_writer": Fault(
+        lambda mp, c, t, b: mp.setattr(flight_writer, "encode", b), "flight_recorder", _FLIGHT
+    ),
     "span_exporter": Fault(_add_processor(SimpleSpanProcessor, _BrokenSpanExporter, "span"), None),
     "log_exporter": Fault(
         _add_processor(SimpleLogRecordProcessor, _BrokenLogExporter, "log"),
@@ -148,6 +167,7 @@ async def test_component_fault_is_contained(
     seeded: Callable[[int], Simulator],
     monkeypatch: pytest.MonkeyPatch,
     caplog: pytest.LogCaptureFixture,
+    tmp_path: Path,
 ) -> None:
     fault = FAULTS[name]
     monkeypatch.setattr(_scenario, "time", SimpleNamespace(time=lambda: 1_760_000_000.0))
@@ -159,12 +179,15 @@ async def test_component_fault_is_contained(
         hits.append(name)
         raise InjectedFault(name)
 
-    capture.instrument(*([boom] if name == "listener" else []), **(fault.options or {}))
+    options = {k: tmp_path if v is FLIGHT_DIR else v for k, v in (fault.options or {}).items()}
+    capture.instrument(*([boom] if name == "listener" else []), **options)
     tel = get_telemetry()
     assert tel is not None
     fault.inject(monkeypatch, capture, tel, boom)
     caplog.set_level(logging.DEBUG)
     seen = await _views(apps, seeded(11), dialect, sync)
+    if tel.flight is not None:  # records are written off the app's path: wait for them
+        assert tel.flight.writer.drain(10)
     monkeypatch.undo()  # the faulty component is whole again for the checks below
 
     assert seen == baseline

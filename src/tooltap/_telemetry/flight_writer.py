@@ -86,9 +86,9 @@ class FlightWriter:
             time.sleep(0.005)
         return False
 
-    def _drop(self, why: str) -> None:
+    def _drop(self, why: str, exc: BaseException | None = None) -> None:
         self.dropped += 1
-        _log.debug("tooltap: flight record dropped (%s)", why)
+        _log.debug("tooltap: flight record dropped (%s)", why, exc_info=exc)
         with contextlib.suppress(Exception):
             self._on_drop()
 
@@ -105,7 +105,7 @@ class FlightWriter:
             try:
                 self._write(name, record)
             except Exception as exc:  # noqa: BLE001 - a full or read-only disk: drop it
-                self._drop(repr(exc))
+                self._drop("not written", exc)
             else:
                 self.written += 1
             finally:
