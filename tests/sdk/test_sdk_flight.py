@@ -14,6 +14,7 @@ import gc
 import json
 import subprocess
 import sys
+import threading
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -312,8 +313,12 @@ def test_serve_from_the_command_line(flight: Path, sim: Simulator) -> None:
     )
     try:
         assert server.stdout is not None
-        line = server.stdout.readline()
-        url = line.split(" on ")[1].split(";")[0]
+        lines: list[str] = []
+        reader = threading.Thread(target=lambda: lines.append(server.stdout.readline()))
+        reader.start()
+        reader.join(30)  # bounded: a server that never starts fails the test, not hangs it
+        assert lines and " on " in lines[0], lines
+        url = lines[0].split(" on ")[1].split(";")[0]
         served = openai.OpenAI(base_url=url + "/v1", api_key="sk-test", max_retries=0)
         chunks = list(served.chat.completions.create(**request, stream=True))
         ids = {c.id for chunk in chunks for c in (chunk.choices[0].delta.tool_calls or [])}
