@@ -352,3 +352,20 @@ async def test_a_record_past_its_byte_cap_is_cut(
     cli = [sys.executable, "-m", "tooltap", "replay", "--check", str(path)]
     done = subprocess.run(cli, capture_output=True, text=True, timeout=60)
     assert done.returncode == 1 and "cannot compare" in done.stdout
+
+
+@pytest.mark.parametrize("kind", ["invalid_json_args", "error_event", "rate_limit"])
+async def test_anthropic_s_own_span_names_the_record(
+    flight: Path, otel: Recorder, sim: Simulator, kind: str
+) -> None:
+    """With anthropic's own tracing, tooltap adopts its span: the record's name goes there."""
+    driver = DRIVERS["anthropic.traced"]
+    sim.inject(FAULTS[kind])
+    client = driver.client(sim, sync=True, tracer_provider=otel.tracer_provider, max_retries=0)
+    await run(driver, sim, client)
+    tooltap.flush()
+    ((path, record),) = records(flight)
+    assert record.reported is not None and replay(record).same_as(record.reported)
+    (span,) = otel.inference_spans()
+    assert span.name.startswith("anthropic.")  # anthropic's, adopted
+    assert (span.attributes or {})["tooltap.flight_record"] == path.name
