@@ -18,6 +18,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import signal
 import subprocess
 import sys
 import threading
@@ -140,12 +141,24 @@ def test_asyncio_timeout_mid_stream_is_not_a_provider_error(tap: Capture, sim: S
 def test_keyboard_interrupt_while_reading_is_not_a_provider_error(
     tap: Capture, sim: Simulator
 ) -> None:
-    with httpx.Client(timeout=10) as client:
-        target = url(sim, "openai.chat", True)
-        body = first_body("openai.chat", True)
-        with pytest.raises(KeyboardInterrupt), client.stream("POST", target, json=body) as r:
-            for _ in r.iter_raw():
-                raise KeyboardInterrupt
+    """Ctrl-C lands while the tap waits for the next chunk (inside the socket read)."""
+    sim.inject(Fault("stall", seconds=20), dialect="openai.chat")
+
+    def interrupt(signum: int, frame: object) -> None:
+        raise KeyboardInterrupt
+
+    previous = signal.signal(signal.SIGALRM, interrupt)
+    try:
+        with httpx.Client(timeout=30) as client:
+            target = url(sim, "openai.chat", True)
+            body = first_body("openai.chat", True)
+            with pytest.raises(KeyboardInterrupt), client.stream("POST", target, json=body) as r:
+                signal.setitimer(signal.ITIMER_REAL, 0.5)
+                for _ in r.iter_raw():
+                    pass
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
     _not_failed(tap)
 
 

@@ -41,8 +41,14 @@ class Exchange:
         self.token = token
 
     def failed(self, exc: BaseException) -> None:
-        """The send raised: a failed attempt; a transport-owned op ends with it."""
+        """The send raised: a failed attempt, or (not an ``Exception``) the app cancelled it;
+        a transport-owned op ends with it."""
         self.detach()
+        if not isinstance(exc, Exception):
+            self.op.cancelled()
+            if self.op.owner == "transport":
+                self.op.end()
+            return
         error = classify_error(None, {}, None, exc)
         self.op.attempt_failed(error)
         if self.op.owner == "transport":

@@ -11,7 +11,6 @@ The loops are a generator and an async generator: misuse from two threads or tas
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import AsyncIterator, Iterator
 from typing import Any
 
@@ -72,7 +71,7 @@ class TapSyncStream(_Observed):
             quietly(state.finish, "closed")
             raise
         except BaseException as exc:
-            quietly(state.finish, "error", exc)
+            quietly(state.finish, "error" if isinstance(exc, Exception) else "cancelled", exc)
             raise
         quietly(state.finish, "exhausted")
 
@@ -95,8 +94,7 @@ class TapAsyncStream(_Observed):
         return self._loop(self._self_state)
 
     async def _loop(self, state: TapState) -> AsyncIterator[bytes]:
-        """Every chunk to the app, after tooltap's step; settles once however it ends
-        (a cancelled reader as closed)."""
+        """Every chunk to the app, after tooltap's step; settles once however it ends."""
         inner = self.__wrapped__.__aiter__()
         state.reading()
         try:
@@ -109,11 +107,11 @@ class TapAsyncStream(_Observed):
                 except Exception as exc:  # noqa: BLE001 - never into the app
                     state.broken(exc)
                 yield chunk
-        except (GeneratorExit, asyncio.CancelledError):  # the app's task stopped reading
+        except GeneratorExit:
             quietly(state.finish, "closed")
             raise
-        except BaseException as exc:
-            quietly(state.finish, "error", exc)
+        except BaseException as exc:  # not an Exception: the app's task was cancelled
+            quietly(state.finish, "error" if isinstance(exc, Exception) else "cancelled", exc)
             raise
         finally:
             aclose = getattr(inner, "aclose", None)

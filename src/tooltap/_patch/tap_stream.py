@@ -28,7 +28,7 @@ from .tap_decoder import TapDecoder
 __all__ = ["End", "Mode", "TapState", "settle_all"]
 
 Mode = Literal["sse", "body", "error"]
-End = Literal["exhausted", "closed", "error", "collected", "detached"]
+End = Literal["exhausted", "closed", "error", "cancelled", "collected", "detached"]
 _ERROR_BODY_CAP: Final = 64 * 1024
 
 
@@ -268,7 +268,7 @@ class TapState:
         if end == "exhausted" and self._decoded:  # the client's decoder may hand on a tail
             self._pending = True
             return
-        if self._pending and end in ("closed", "collected"):
+        if self._pending and end in ("closed", "cancelled", "collected"):
             end = "exhausted"  # the raw body was read to its end
         if self._sdk_stepping():  # ended inside an SDK step: wait for how that step ends
             if self._deferred is None:
@@ -282,6 +282,9 @@ class TapState:
             return
         self._done = True
         _live.discard(self)
+        if end == "cancelled":  # the app's task was cancelled: it stopped reading
+            self.op.cancelled()
+            end, exc = "closed", None
         if self._finalizer is not None:
             self._finalizer.detach()
             self._finalizer = None

@@ -132,6 +132,7 @@ class Operation:
         self._held = False
         self._calls = Calls(self, self._out)
         self._sdk_error: ErrorClass | None = None
+        self._cancelled = False
         tel.open_operations.add(self)
 
     def _name(self) -> str:
@@ -288,6 +289,12 @@ class Operation:
         forced_tool_choice(self.tel, self.attributes, self.request_info, parsed)
         capture_response(self.tel, self._out, self.attributes, parsed, body)
 
+    def cancelled(self) -> None:
+        """The app cancelled the operation (a ``BaseException`` that is not an ``Exception``:
+        asyncio's or trio's cancellation, ``KeyboardInterrupt``): it ends as
+        ``tooltap.outcome=cancelled``, not as an error."""
+        self._cancelled = True
+
     def record_closed_early(self) -> None:
         """The app stopped reading the body before its end (not a failure)."""
         self._out.set(sc.TOOLTAP_STREAM_CLOSED_EARLY, True)
@@ -356,9 +363,14 @@ class Operation:
                     self.handed()
                 else:
                     self.not_delivered(exc)
-            if error is None and exc is not None:
+            if exc is not None and not isinstance(exc, Exception):
+                self._cancelled = True
+            elif error is None and exc is not None:
                 error = classify_error(None, {}, None, exc)
-            error = error or self._sdk_error or self._attempts.failure
+            if error is None and not self._cancelled:
+                error = self._sdk_error or self._attempts.failure
+            if self._cancelled and error is None:
+                self._out.set(sc.TOOLTAP_OUTCOME, sc.OUTCOME_CANCELLED)
             attributes = dict(self.attributes)
             if self._attempts.resends:
                 self._out.set(sc.HTTP_REQUEST_RESEND_COUNT, self._attempts.resends)
