@@ -70,7 +70,9 @@ def test_flush_from_a_signal_handler_never_hangs() -> None:
         assert result is not None
         assert result["flushes"] > 0  # the handler did run, mid-turn
         assert result["open"] == 0
-        assert result["slowest_flush"] < 2.0  # flush(1000) keeps its bound
+        assert result["ended_twice"] == 0
+        assert result["waited"] == 0  # never waits on the lock its own thread holds
+        assert result["slowest_flush"] < 1.0 + 0.5  # flush(1000) keeps its bound
 
 
 # --- cancellation --------------------------------------------------------------------------
@@ -170,7 +172,7 @@ def _whole(capture: Capture) -> None:
     started while it was open, none of them orphaned by the flush."""
     (span,) = capture.inference()
     a = attrs(span)
-    assert a.get("gen_ai.response.finish_reasons") == ("tool_calls",)
+    assert a.get("gen_ai.response.finish_reasons") == ("tool_call",)
     assert a.get("gen_ai.usage.input_tokens", 0) > 0
     assert "tooltap.stream.closed_early" not in a
     assert span.status.status_code.name != "ERROR"

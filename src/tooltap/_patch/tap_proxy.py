@@ -52,7 +52,10 @@ class TapSyncStream(_Observed):
         state.watch(self)
 
     def __iter__(self) -> Iterator[bytes]:
-        return self._loop(self._self_state)
+        state = self._self_state
+        loop = self._loop(state)
+        state.looped(loop)
+        return loop
 
     def _loop(self, state: TapState) -> Iterator[bytes]:
         """Every chunk to the app, after tooltap's step; settles once however it ends."""
@@ -91,7 +94,10 @@ class TapAsyncStream(_Observed):
         state.watch(self)
 
     def __aiter__(self) -> AsyncIterator[bytes]:
-        return self._loop(self._self_state)
+        state = self._self_state
+        loop = self._loop(state)
+        state.looped(loop)
+        return loop
 
     async def _loop(self, state: TapState) -> AsyncIterator[bytes]:
         """Every chunk to the app, after tooltap's step; settles once however it ends."""

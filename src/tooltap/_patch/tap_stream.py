@@ -10,6 +10,7 @@ forked child forgets its parent's.
 from __future__ import annotations
 
 import json
+import threading
 import time
 import weakref
 from collections.abc import AsyncGenerator, Callable, Generator, Mapping
@@ -71,12 +72,14 @@ class TapState:
         "_first_at",
         "_first_bytes",
         "_first_events",
+        "_loop",
         "_off",
         "_oversized",
         "_parser",
         "_pending",
         "_read_at",
         "_reader",
+        "_thread",
         "capture",
         "headers",
         "hot",
@@ -120,8 +123,11 @@ class TapState:
         self._done = False
         self._finalizer: weakref.finalize[Any, Any] | None = None
         self._reader: weakref.ref[Any] | None = None
+        self._loop: weakref.ref[Any] | None = None
+        self._thread: threading.Thread | None = None
         self._deferred: tuple[End, BaseException | None] | None = None
         self.hot: Callable[[bytes], list[ToolCall] | None] = self.feed
+        op.body = self
 
     def decoding(self, decoder: Any) -> TapDecoder:
         """The client's decoder for this body, wrapped to hand the tap what it decodes."""
@@ -148,9 +154,29 @@ class TapState:
         _live.add(self)
 
     def reading(self) -> None:
-        """The app started reading the body (a time for ``stream_buffered``)."""
+        """The app started reading the body (a time for ``stream_buffered``), in this thread."""
         if self._read_at is None:
             self._read_at = time.monotonic()
+        self._thread = threading.current_thread()
+
+    def looped(self, loop: object) -> None:
+        """``loop`` is the proxy's own generator: its steps tell ``dropped`` that a read runs."""
+        self._loop = weakref.ref(loop)
+
+    def dropped(self, caller: threading.Thread) -> bool:
+        """Not settled, and nobody reads it now: no step of the tap's loop or of the SDK's
+        runs (a thread waiting for a chunk, a listener inside one), and the thread that reads
+        it is ``caller`` itself or gone."""
+        if self._done:
+            return False
+        loop = self._loop() if self._loop is not None else None
+        if loop is not None and _running(loop):
+            return False
+        if self._sdk_stepping():
+            return False
+        thread = self._thread
+        reader_elsewhere = thread is not None and thread is not caller and thread.is_alive()
+        return not (reader_elsewhere and loop is not None)
 
     def read_by(self, reader: Generator[Any] | AsyncGenerator[Any]) -> None:
         """``reader`` is the SDK's own loop over this body: a body that ends during one of its
@@ -159,9 +185,7 @@ class TapState:
 
     def _sdk_stepping(self) -> bool:
         reader = self._reader() if self._reader is not None else None
-        if reader is None:
-            return False
-        return bool(getattr(reader, "gi_running", False) or getattr(reader, "ag_running", False))
+        return reader is not None and _running(reader)
 
     def read_done(self, exc: BaseException | None) -> None:
         """The SDK's loop over this body ended: returned, closed, or raised ``exc``.
@@ -349,6 +373,11 @@ class TapState:
         ):
             detail = f"{events} events at once after {wait:.2f}s"
             self.op.record_problem(Problem("stream_buffered", detail=detail))
+
+
+def _running(generator: object) -> bool:
+    """Whether a step of ``generator`` (sync or async) runs now."""
+    return bool(getattr(generator, "gi_running", False) or getattr(generator, "ag_running", False))
 
 
 def _json(body: bytes) -> Any:

@@ -169,8 +169,9 @@ def shutdown(timeout: float = SHUTDOWN_TIMEOUT) -> None:
         bounded(provider.shutdown, deadline)
 
 
-def bounded(action: Callable[[], object], deadline: float) -> None:
-    """Run ``action`` in a daemon thread; give up waiting at ``deadline``."""
+def bounded(action: Callable[[], object], deadline: float, *, wait: bool = True) -> None:
+    """Run ``action`` in a daemon thread; give up waiting at ``deadline`` (``wait=False``:
+    do not wait at all)."""
 
     def run() -> None:
         try:
@@ -180,6 +181,8 @@ def bounded(action: Callable[[], object], deadline: float) -> None:
 
     worker = threading.Thread(target=run, name="tooltap-flush", daemon=True)
     worker.start()
+    if not wait:
+        return
     worker.join(max(0.0, deadline - time.monotonic()))
     if worker.is_alive():
         _log.warning("tooltap: telemetry flush timed out; some data may be lost")

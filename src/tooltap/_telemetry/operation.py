@@ -43,23 +43,24 @@ app's ``tooltap.conversation``, else the one the request carries.
 
 from __future__ import annotations
 
+import threading
 import time
 from collections.abc import Mapping
 from contextvars import ContextVar
-from typing import Any, Literal
+from typing import Any, Literal, Protocol
 
 from opentelemetry.trace import Span, SpanKind
 
 from .._core.errors import classify_error, classify_problem, redacted
 from .._core.model import ErrorClass, Parsed, Problem, RequestInfo, ToolCall
 from .._core.request import parse_request
-from .._forks import new_lock
 from .._quietly import after_collection, run_deferred
 from . import semconv as sc
 from .attempts import Attempts
 from .calls import Calls
 from .capture import capture_request, capture_response
 from .conversation import current_conversation
+from .correlate import OpenCall
 from .inference_span import InferenceSpan
 from .listeners import ToolCallProblem
 from .response import forced_tool_choice, problem_event, response_attributes
@@ -69,9 +70,14 @@ __all__ = ["Operation", "current_operation", "get_telemetry"]
 
 current_operation: ContextVar[Operation | None] = ContextVar("tooltap_operation", default=None)
 
-#: Makes ``end`` run once per operation (held for two statements: one lock serves them all).
-_END_LOCK = new_lock()
 _STOPPED_BY_APP = ("truncated_stream", "truncated_json")
+
+
+class Body(Protocol):
+    """The tapped body of an operation (``tap_stream.TapState``)."""
+
+    def dropped(self, caller: threading.Thread) -> bool:
+        """Not settled, and nobody reads it now (``caller`` being the thread that asks)."""
 
 
 class Operation:
@@ -129,7 +135,9 @@ class Operation:
         self._parsed_request: RequestInfo | None = None
         self._accounted: RequestInfo | None = None
         self._ended = False
+        self._once = threading.Lock()  # taken (never released) by the one ``end`` that runs
         self._held = False
+        self.body: Body | None = None
         self._calls = Calls(self, self._out)
         self._sdk_error: ErrorClass | None = None
         self._cancelled = False
@@ -335,6 +343,19 @@ class Operation:
         """Whether ``end`` already ran."""
         return self._ended
 
+    def abandonable(self, caller: threading.Thread) -> bool:
+        """Whether only ``abandon`` would end this op now: its body is tapped, unsettled and
+        not being read (else its send, its SDK call or its reader ends it)."""
+        body = self.body
+        return not self._ended and body is not None and body.dropped(caller)
+
+    def keeps(self, entry: OpenCall) -> bool:
+        """Whether ``entry`` is one of this op's calls (its span under this op's)."""
+        if entry in self._calls.opened:
+            return True
+        parent = getattr(entry.span, "parent", None)
+        return parent is not None and parent.span_id == self.span.get_span_context().span_id
+
     def abandon(self) -> None:
         """Flush or exit came before the body ended (the app dropped it unclosed): end now."""
         if not self._ended:
@@ -352,10 +373,9 @@ class Operation:
         """End the operation once: duration metric, resend count, error type and status."""
         if after_collection(self.end, exc, error):
             return
-        with _END_LOCK:
-            if self._ended:
-                return
-            self._ended = True
+        if not self._once.acquire(blocking=False):  # never waits: safe from a signal handler
+            return
+        self._ended = True
         self.tel.open_operations.discard(self)
         try:
             if self._calls.handing:  # ended before the SDK call that hands the response over
