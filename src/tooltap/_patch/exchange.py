@@ -19,6 +19,7 @@ from .._core.model import RequestInfo
 from .._core.request import parse_request
 from .._telemetry import semconv as sc
 from .._telemetry.operation import Operation, current_operation
+from .._telemetry.settlement import Event
 from .._telemetry.telemetry import Telemetry
 
 __all__ = ["Exchange", "begin", "in_send", "json_body", "request_content"]
@@ -46,13 +47,11 @@ class Exchange:
         self.detach()
         if not isinstance(exc, Exception):
             self.op.cancelled()
-            if self.op.owner == "transport":
-                self.op.end()
+            self.op.report(Event.SEND_FAILED)
             return
         error = classify_error(None, {}, None, exc)
         self.op.attempt_failed(error)
-        if self.op.owner == "transport":
-            self.op.end(exc, error)
+        self.op.report(Event.SEND_FAILED, exc, error)
 
     def detach(self) -> None:
         """Leave the transport-owned span's context (once; later calls do nothing)."""

@@ -40,6 +40,7 @@ from .._core.dialects import TABLE
 from .._quietly import quietly
 from .._telemetry import semconv as sc
 from .._telemetry.operation import Operation, current_operation
+from .._telemetry.settlement import Action, Event
 from .._telemetry.telemetry import Telemetry, get_telemetry
 from .tap_stream import TapState
 
@@ -111,7 +112,6 @@ def _enter(
     if call is None:
         return None
     op = call.open(tel)
-    op.handing()
     return op, current_operation.set(op)
 
 
@@ -120,21 +120,18 @@ def _enter(
 parse_scope: ContextVar[list[Operation] | None] = ContextVar("tooltap_parse_scope", default=None)
 
 
-def _settle(op: Operation) -> None:
+def _returned(op: Operation) -> None:
     """The SDK call returned: the app has its response (or the stream it reads later)."""
-    if op.held:
-        op.handed()
-        return
     scope = parse_scope.get()
-    if scope is not None:
+    if scope is None:
+        op.report(Event.SDK_RETURNED)
+    elif Action.JOIN_SCOPE in op.report(Event.SDK_RETURNED_IN_SCOPE):
         scope.append(op)
-    else:
-        op.end()
 
 
 def _close_scope(ops: list[Operation], exc: BaseException | None) -> None:
     for op in ops:
-        op.end(exc)
+        op.report(Event.SCOPE_CLOSED, exc)
 
 
 def parse_scope_wrappers() -> tuple[Wrapper, AsyncWrapper]:
@@ -266,11 +263,11 @@ def wrappers(describe: Describe) -> tuple[Wrapper, AsyncWrapper]:
         try:
             result = wrapped(*args, **kwargs)
         except BaseException as exc:
-            quietly(op.end, exc)
+            quietly(op.report, Event.SDK_RAISED, exc)
             raise
         finally:
             quietly(current_operation.reset, token)
-        quietly(_settle, op)
+        quietly(_returned, op)
         return result
 
     async def async_wrapper(
@@ -286,11 +283,11 @@ def wrappers(describe: Describe) -> tuple[Wrapper, AsyncWrapper]:
         try:
             result = await wrapped(*args, **kwargs)
         except BaseException as exc:
-            quietly(op.end, exc)
+            quietly(op.report, Event.SDK_RAISED, exc)
             raise
         finally:
             quietly(current_operation.reset, token)
-        quietly(_settle, op)
+        quietly(_returned, op)
         return result
 
     return sync_wrapper, async_wrapper

@@ -24,6 +24,7 @@ from .._forks import in_child
 from .._quietly import after_collection, quietly, report
 from .._telemetry.content import streamed_body
 from .._telemetry.operation import Operation
+from .._telemetry.settlement import Body, BodyAction, BodyEvent, Event, body_step
 from .tap_decoder import TapDecoder
 
 __all__ = ["End", "Mode", "TapState", "settle_all"]
@@ -65,18 +66,16 @@ class TapState:
         "_buf",
         "_cap",
         "_decoded",
-        "_deferred",
-        "_done",
         "_finalizer",
         "_first",
         "_first_at",
         "_first_bytes",
         "_first_events",
+        "_kept",
         "_loop",
         "_off",
         "_oversized",
         "_parser",
-        "_pending",
         "_read_at",
         "_reader",
         "_thread",
@@ -87,6 +86,7 @@ class TapState:
         "mode",
         "op",
         "size",
+        "stage",
         "status",
     )
 
@@ -116,16 +116,15 @@ class TapState:
         self._buf = bytearray()
         self._cap = _ERROR_BODY_CAP if mode == "error" else limits.max_event_bytes
         self._decoded = False
-        self._pending = False  # the raw body ended; the client's decoder not flushed yet
         self._first = mode != "error"
         self._off = False
         self._oversized = False
-        self._done = False
+        self.stage = Body.READING
         self._finalizer: weakref.finalize[Any, Any] | None = None
         self._reader: weakref.ref[Any] | None = None
         self._loop: weakref.ref[Any] | None = None
         self._thread: threading.Thread | None = None
-        self._deferred: tuple[End, BaseException | None] | None = None
+        self._kept: tuple[End, BaseException | None] | None = None  # an end awaiting a step
         self.hot: Callable[[bytes], list[ToolCall] | None] = self.feed
         op.body = self
 
@@ -141,7 +140,7 @@ class TapState:
 
     def forget(self) -> None:
         """Never settle: a forked child's copy of a body its parent is reading."""
-        self._done = True
+        self._report(BodyEvent.FORGOTTEN, None, None)
         if self._finalizer is not None:
             self._finalizer.detach()
             self._finalizer = None
@@ -167,7 +166,7 @@ class TapState:
         """Not settled, and nobody reads it now: no step of the tap's loop or of the SDK's
         runs (a thread waiting for a chunk, a listener inside one), and the thread that reads
         it is ``caller`` itself or gone."""
-        if self._done:
+        if self.stage is Body.SETTLED:
             return False
         loop = self._loop() if self._loop is not None else None
         if loop is not None and _running(loop):
@@ -196,20 +195,32 @@ class TapState:
         if after_collection(self.read_done, exc):
             return
         self._reader = None
-        deferred, self._deferred = self._deferred, None
-        failed = exc if isinstance(exc, Exception) else None
-        if self._done:
-            if failed is not None and not self.op.ended:
-                self.op.not_delivered(failed)
-            return
-        if failed is None:
-            if deferred is not None:
-                self._settle(*deferred)
-            return
-        end, cause = deferred or ("closed", None)
-        if end != "error":
-            cause = None  # the SDK's own failure, not the transport's
-        self._settle(end, cause, failed)
+        if isinstance(exc, Exception):
+            self._report(BodyEvent.STEP_RAISED, None, exc)
+        else:
+            self._report(BodyEvent.STEP_RETURNED, None, None)
+
+    def _report(self, event: BodyEvent, end: End | None, exc: BaseException | None) -> None:
+        """Step the body's state (``settlement.BODY_TABLE``) and carry out its actions."""
+        self.stage, actions = body_step(self.stage, event)
+        for action in actions:
+            if action is BodyAction.SETTLE and end is not None:
+                self._settle(end, exc)
+            elif action is BodyAction.DEFER and end is not None:
+                self._kept = (end, exc)
+            elif action is BodyAction.SETTLE_DEFERRED and self._kept is not None:
+                self._settle(*self._kept)
+            elif action is BodyAction.SDK_FAILED and isinstance(exc, Exception):
+                kept, cause = self._kept or ("closed", None)
+                if kept != "error":
+                    cause = None  # the SDK's own failure, not the transport's
+                self._settle(kept, cause, exc)
+            elif (
+                action is BodyAction.NOT_DELIVERED
+                and isinstance(exc, Exception)
+                and not self.op.ended
+            ):
+                self.op.not_delivered(exc)
 
     def feed(self, chunk: bytes) -> list[ToolCall] | None:
         """One raw chunk, as the transport delivered it; the calls it completed."""
@@ -245,7 +256,7 @@ class TapState:
     def flushed(self) -> None:
         """The client's decoder is flushed: a raw end that waited for it settles now."""
         self._decoded = False
-        if self._pending:
+        if self.stage is Body.AWAITING_FLUSH:
             quietly(self.finish, "exhausted")
 
     def _take(self, data: bytes) -> list[ToolCall] | None:
@@ -287,38 +298,33 @@ class TapState:
 
     def finish(self, end: End, exc: BaseException | None = None) -> None:
         """Settle the operation for this body; runs once, whatever calls it."""
-        if self._done or after_collection(self.finish, end, exc):
+        if self.stage is Body.SETTLED or after_collection(self.finish, end, exc):
             return
         if end == "exhausted" and self._decoded:  # the client's decoder may hand on a tail
-            self._pending = True
+            self._report(BodyEvent.EXHAUSTED_UNFLUSHED, end, exc)
             return
-        if self._pending and end in ("closed", "cancelled", "collected"):
+        if self.stage is Body.AWAITING_FLUSH and end in ("closed", "cancelled", "collected"):
             end = "exhausted"  # the raw body was read to its end
-        if self._sdk_stepping():  # ended inside an SDK step: wait for how that step ends
-            if self._deferred is None:
-                self._deferred = (end, exc)
-            return
-        self._settle(end, exc)
+        event = BodyEvent.ENDED_IN_STEP if self._sdk_stepping() else BodyEvent.ENDED
+        self._report(event, end, exc)
 
     def _settle(self, end: End, exc: BaseException | None, sdk: Exception | None = None) -> None:
-        """Settle once; ``sdk``: what the SDK raised on the body (its calls not delivered)."""
-        if self._done:
-            return
-        self._done = True
+        """Record the response once (the state is settled already); ``sdk``: what the SDK
+        raised on the body (its calls not delivered). Then the operation hears of it."""
         _live.discard(self)
-        if end == "cancelled":  # the app's task was cancelled: it stopped reading
-            self.op.cancelled()
-            end, exc = "closed", None
         if self._finalizer is not None:
             self._finalizer.detach()
             self._finalizer = None
+        if end == "cancelled":  # the app's task was cancelled: it stopped reading
+            self.op.cancelled()
+            end, exc = "closed", None
         error: ErrorClass | None = None
         try:
             error = self._record(end, exc, by_sdk=sdk is not None)
             if sdk is not None:
                 self.op.not_delivered(sdk)
         finally:  # a recording failure (a tooltap bug) must not leave the operation open
-            self.op.release(None if self.mode == "error" else exc, error)
+            self.op.report(Event.BODY_ENDED, None if self.mode == "error" else exc, error)
 
     def _record(self, end: End, exc: BaseException | None, *, by_sdk: bool) -> ErrorClass | None:
         """Record the response on the operation; the error it ends with, for error bodies."""
