@@ -32,9 +32,8 @@ from .._quietly import quietly
 from .._telemetry.operation import current_operation
 from .._telemetry.settlement import Event
 from .._telemetry.telemetry import Telemetry, get_telemetry
-from .exchange import Exchange, begin, in_send
+from .exchange import Exchange, arg, begin, in_send
 from .patchset import Patch, PatchSet
-from .sdk_common import arg
 from .tap_stream import Mode, TapState
 
 if TYPE_CHECKING:  # aiohttp and yarl are imported by the app, never by tooltap's import

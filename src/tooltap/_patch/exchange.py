@@ -8,6 +8,7 @@ request; each tap settles the response its own library returns.
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping, Sequence
 from contextvars import ContextVar, Token
 from typing import Any, Final
 
@@ -22,7 +23,7 @@ from .._telemetry.operation import Operation, current_operation
 from .._telemetry.settlement import Event
 from .._telemetry.telemetry import Telemetry
 
-__all__ = ["Exchange", "begin", "in_send", "json_body", "request_content"]
+__all__ = ["Exchange", "arg", "begin", "in_send", "json_body", "request_content"]
 
 _DEFAULT_PORTS: Final = {"https": 443, "http": 80}
 
@@ -58,6 +59,13 @@ class Exchange:
         token, self.token = self.token, None
         if token is not None:
             context.detach(token)
+
+
+def arg(args: Sequence[Any], kwargs: Mapping[str, Any], index: int, name: str) -> Any:
+    """The argument passed at ``index`` or as ``name`` (None when absent)."""
+    if len(args) > index:
+        return args[index]
+    return kwargs.get(name)
 
 
 def json_body(body: bytes) -> Any:
