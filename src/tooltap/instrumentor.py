@@ -22,7 +22,6 @@ import atexit
 import importlib
 import logging
 import os
-import time
 from collections.abc import Collection, Iterable
 from functools import partial
 from types import ModuleType
@@ -114,8 +113,7 @@ def _providers(tracer_provider: Any, meter_provider: Any, config: Config) -> tup
 def _at_exit() -> None:
     tel = get_telemetry()
     if tel is not None:
-        deadline = time.monotonic() + export.SHUTDOWN_TIMEOUT
-        export.bounded(partial(tel.end_open), deadline, wait=not holding_lock())
+        export.bounded(partial(tel.end_open), export.exit_deadline(), wait=not holding_lock())
 
 
 def _config(options: dict[str, Any]) -> Config:
