@@ -147,7 +147,12 @@ def test_end_inside_an_sdk_step_waits_for_that_step() -> None:
             Body.AWAITING_STEP,
             (BodyAction.DEFER,),
         )
-    assert body_step(Body.AWAITING_STEP, BodyEvent.ENDED) == (Body.AWAITING_STEP, ())
+    assert body_step(Body.AWAITING_STEP, BodyEvent.ENDED_IN_STEP) == (Body.AWAITING_STEP, ())
+    # the SDK's loop dropped mid-step: a later end (its collection) settles the body
+    assert body_step(Body.AWAITING_STEP, BodyEvent.ENDED) == (
+        Body.SETTLED,
+        (BodyAction.SETTLE_DEFERRED,),
+    )
     assert body_step(Body.AWAITING_STEP, BodyEvent.STEP_RETURNED) == (
         Body.SETTLED,
         (BodyAction.SETTLE_DEFERRED,),

@@ -326,12 +326,14 @@ class Operation:
         actions (``exc``, ``error``: what the operation ends with); return all the actions,
         for the reporter to carry out its own (``JOIN_SCOPE``)."""
         self.state, actions = step(self.state, event)
-        for action in actions:
-            if action is Action.HAND_OVER:
-                self.handed()
-            elif action is Action.CLOSED_EARLY:
-                self.record_closed_early()
-            elif action is Action.END:
+        try:
+            for action in actions:
+                if action is Action.HAND_OVER:
+                    self.handed()
+                elif action is Action.CLOSED_EARLY:
+                    self.record_closed_early()
+        finally:  # END comes last; a recording failure (a tooltap bug) must not skip it
+            if Action.END in actions:
                 self.end(exc, error)
         return actions
 

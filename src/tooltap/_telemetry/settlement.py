@@ -19,7 +19,8 @@ A body is ``READING`` until it settles. Its raw end waits for the client's decod
 hand on its tail (``AWAITING_FLUSH``: the decoder's flush, or the body's close, ends it
 then); an end inside a step of the SDK's own loop over
 it waits for how that step ends (``AWAITING_STEP``): if the SDK raised, it never handed
-the response on, and the body settles with the SDK's failure.
+the response on, and the body settles with the SDK's failure; an end reported again while
+no step runs (the SDK's loop dropped mid-step, then collected) settles it as a return.
 """
 
 from __future__ import annotations
@@ -148,6 +149,8 @@ BODY_TABLE: Final[Mapping[tuple[Body, BodyEvent], tuple[Body, tuple[BodyAction, 
     (Body.AWAITING_FLUSH, BodyEvent.STEP_RAISED): (Body.SETTLED, (BodyAction.SDK_FAILED,)),
     (Body.AWAITING_FLUSH, BodyEvent.FORGOTTEN): (Body.SETTLED, ()),
     (Body.AWAITING_STEP, BodyEvent.STEP_RETURNED): (Body.SETTLED, (BodyAction.SETTLE_DEFERRED,)),
+    # ended again with no step running: the SDK's loop was dropped mid-step (collected)
+    (Body.AWAITING_STEP, BodyEvent.ENDED): (Body.SETTLED, (BodyAction.SETTLE_DEFERRED,)),
     (Body.AWAITING_STEP, BodyEvent.STEP_RAISED): (Body.SETTLED, (BodyAction.SDK_FAILED,)),
     (Body.AWAITING_STEP, BodyEvent.FORGOTTEN): (Body.SETTLED, ()),
     (Body.SETTLED, BodyEvent.STEP_RAISED): (Body.SETTLED, (BodyAction.NOT_DELIVERED,)),
