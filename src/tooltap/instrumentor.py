@@ -252,7 +252,9 @@ def uninstrument() -> None:
 
 
 def flush(timeout_millis: int = 5000) -> None:
-    """End every open span (unanswered tool calls as ``orphaned``) and force-flush."""
+    """End the open spans (unanswered tool calls as ``orphaned``) and force-flush, within
+    ``timeout_millis`` in total; a request, SDK call or body still running stays open.
+    Safe from a signal handler and from a listener."""
     tel = get_telemetry()
     if tel is not None:
         quietly(tel.flush, timeout_millis)
