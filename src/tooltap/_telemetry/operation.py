@@ -49,6 +49,7 @@ from opentelemetry.trace import Span, SpanKind
 from .._core.errors import classify_error, classify_problem, redacted
 from .._core.model import ErrorClass, Parsed, Problem, RequestInfo, ToolCall
 from .._core.request import parse_request
+from .._forks import OwnedLock
 from .._quietly import after_collection, run_deferred
 from . import semconv as sc
 from .attempts import Attempts
@@ -67,6 +68,8 @@ __all__ = ["Operation", "current_operation", "get_telemetry"]
 current_operation: ContextVar[Operation | None] = ContextVar("tooltap_operation", default=None)
 
 _STOPPED_BY_APP = ("truncated_stream", "truncated_json")
+#: Makes each state step atomic (held for one lookup: one lock serves every operation).
+_STEP_LOCK = OwnedLock()
 
 
 class Body(Protocol):
@@ -325,7 +328,8 @@ class Operation:
         """``event`` happened (see ``settlement``): step the state, carry out the recording
         actions (``exc``, ``error``: what the operation ends with); return all the actions,
         for the reporter to carry out its own (``JOIN_SCOPE``)."""
-        self.state, actions = step(self.state, event)
+        with _STEP_LOCK:  # two threads reporting at once both see their own transition
+            self.state, actions = step(self.state, event)
         try:
             for action in actions:
                 if action is Action.HAND_OVER:
