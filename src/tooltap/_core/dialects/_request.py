@@ -1,8 +1,10 @@
 """What the request readers of every dialect share: the collector, the walk of the history.
 
-Only the tail of the history is read: the tool results after the last model turn are
-new, and the calls they answer are looked up in that model turn; everything before it
-is history already accounted. So the cost is the tools and the tail, not the history.
+Only the tail of the history is read (``_history.window``): from the end back to the
+oldest turn that still holds an open call of the request's conversation, and at least to
+the last model turn. Each result found there is told the model turn of the call it
+answers (the nearest earlier turn holding that call), wherever it stands after it. So the
+cost is the tools and the tail, not the history.
 
 Objects are tested ``type(x) is dict or isinstance(x, Mapping)``: decoded bodies are dicts,
 and the ABC check alone costs several times the type compare (the readers make dozens).
@@ -15,18 +17,19 @@ from collections.abc import Callable, Mapping
 from typing import Any, Protocol
 
 from .._json import loads_str
-from ..model import Problem, ToolResultRef
+from ..model import ModelTurn, Problem, ToolResultRef
+from ._history import fingerprint, window
 
 __all__ = [
     "Call",
     "DeclaredTool",
+    "Horizon",
     "Reader",
     "assistant",
     "described",
     "get",
     "items",
     "result_text",
-    "tail",
 ]
 
 
@@ -43,21 +46,77 @@ class DeclaredTool(Protocol):
     def schema(self) -> Mapping[str, Any]: ...
 
 
-#: A call of the last model turn: (position in the turn, name, arguments as sent).
+#: A call of a model turn: (position in the turn, name, arguments as sent).
 Call = tuple[int, Any, Any]
+#: The oldest history index still holding an open call of a conversation (by fingerprint).
+Horizon = Callable[[int], "int | None"]
 
 
 class Reader:
-    """Collects what a dialect's request reader finds."""
+    """Collects what a dialect's request reader finds.
 
-    __slots__ = ("dialect", "problems", "results", "tool_choice", "tools")
+    ``horizon``: how far back the history is wanted, given the conversation's fingerprint
+    (None: only the tail after the last model turn).
+    """
 
-    def __init__(self, dialect: str) -> None:
+    __slots__ = ("_calls", "_last", "dialect", "fingerprint", "horizon", "length",
+                 "problems", "results", "tool_choice", "tools", "turns")  # fmt: skip
+
+    def __init__(self, dialect: str, horizon: Horizon | None = None) -> None:
         self.dialect = dialect
+        self.horizon = horizon
         self.tools: dict[str, dict[str, Any]] = {}
         self.tool_choice: str | None = None
         self.results: list[ToolResultRef] = []
         self.problems: list[Problem] = []
+        self.fingerprint: int | None = None
+        self.length: int | None = None
+        self.turns: list[ModelTurn] = []
+        self._calls: dict[str, tuple[int, Call]] = {}  # call id -> (turn index, call)
+        self._last = -1
+
+    def history(
+        self,
+        values: Any,
+        where: str,
+        is_model: Callable[[Mapping[str, Any]], bool],
+        system: Any = None,
+        runs: bool = False,
+    ) -> list[tuple[int, Mapping[str, Any], bool]]:
+        """The items of the history list ``values`` to read, oldest first (``window``;
+        ``runs``: a model turn is a run of model items); sets the conversation's
+        fingerprint (from ``system`` and the head) and length."""
+        if values is None:
+            return []
+        if not isinstance(values, list):
+            self.problem(f"{where} is {type(values).__name__}, not a list")
+            return []
+        self.fingerprint = fingerprint(system, values)
+        self.length = len(values)
+        horizon = None
+        if self.horizon is not None and self.fingerprint is not None:
+            horizon = self.horizon(self.fingerprint)
+        read, skipped, self._last = window(values, horizon, is_model, runs)
+        if skipped:
+            self.problem(f"{where}: {skipped} item(s) are not objects")
+        return read
+
+    def model_turn(self, index: int, calls: list[tuple[Any, Any, Any]]) -> None:
+        """A model turn at ``index`` of the history with ``calls`` (id, name, arguments):
+        later results answer them."""
+        kept: list[tuple[str | None, str | None, dict[str, Any] | None]] = []
+        for position, (call_id, name, args) in enumerate(calls):
+            cid = call_id if isinstance(call_id, str) else None
+            if cid is not None:
+                self._calls[cid] = (index, (position, name, args))
+            kept.append((cid, name if isinstance(name, str) else None,
+                         None if cid is not None else _args(args)))  # fmt: skip
+        self.turns.append(ModelTurn(index, tuple(kept)))
+
+    def answered(self, call_id: Any) -> tuple[int, Call] | tuple[None, None]:
+        """(turn index, call) of the nearest earlier model turn holding ``call_id``."""
+        found = self._calls.get(call_id) if isinstance(call_id, str) else None
+        return (None, None) if found is None else found
 
     def problem(self, detail: str) -> None:
         self.problems.append(Problem("unexpected_shape", detail=detail))
@@ -72,9 +131,18 @@ class Reader:
             self.tools[name] = dict(schema or {})
 
     def result(
-        self, call_id: Any, is_error: bool, content: Any, call: Call | None, name: Any = None
+        self,
+        call_id: Any,
+        is_error: bool,
+        content: Any,
+        call: Call | None,
+        name: Any = None,
+        *,
+        at: int = -1,
+        turn: int | None = None,
     ) -> None:
-        """One new result; ``call``: the (position, name, args) it answers in the model turn."""
+        """One result at history index ``at``; ``call``: the (position, name, args) it
+        answers in the model turn at index ``turn``."""
         position, call_name, args = call if call is not None else (None, name, None)
         self.results.append(
             ToolResultRef(
@@ -85,6 +153,8 @@ class Reader:
                 call_args=_args(args),
                 position=position,
                 digest=_digest(content),
+                turn=turn if call is not None else None,
+                history=0 <= at < self._last,
             )
         )
 
@@ -107,37 +177,6 @@ def _digest(content: Any) -> int:
         return hash(json.dumps(content, sort_keys=True, default=str))
     except (TypeError, ValueError, RecursionError):
         return hash(repr(content))
-
-
-def tail(
-    values: Any, r: Reader, where: str, is_model: Callable[[Mapping[str, Any]], bool]
-) -> tuple[Mapping[str, Any] | None, list[Mapping[str, Any]], int]:
-    """(the last model turn, the object items after it, its index): a walk from the end."""
-    if values is None:
-        return None, [], -1
-    if not isinstance(values, list):
-        r.problem(f"{where} is {type(values).__name__}, not a list")
-        return None, [], -1
-    after: list[Mapping[str, Any]] = []
-    skipped = 0
-    for i in range(len(values) - 1, -1, -1):
-        item = values[i]
-        if not (type(item) is dict or isinstance(item, Mapping)):
-            skipped += 1
-        elif is_model(item):
-            after.reverse()
-            _skipped(r, where, skipped)
-            return item, after, i
-        else:
-            after.append(item)
-    after.reverse()
-    _skipped(r, where, skipped)
-    return None, after, -1
-
-
-def _skipped(r: Reader, where: str, count: int) -> None:
-    if count:
-        r.problem(f"{where}: {count} item(s) are not objects")
 
 
 def items(value: Any, reader: Reader, where: str) -> list[Mapping[str, Any]]:

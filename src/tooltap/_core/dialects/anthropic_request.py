@@ -12,7 +12,7 @@ from typing import Any, Final
 
 from ..model import ToolCall
 from ._content import Message, Part, definition, text_parts, tools_of
-from ._request import Call, DeclaredTool, Reader, assistant, described, items, result_text, tail
+from ._request import DeclaredTool, Reader, assistant, described, items, result_text
 
 __all__ = [
     "REQUEST_PARAMS",
@@ -122,19 +122,14 @@ def read_request(r: Reader, body: Mapping[str, Any]) -> None:
     messages = body.get("messages")
     if isinstance(messages, list):
         _additions(r, messages)
-    last, after, _ = tail(messages, r, "messages", assistant)
-    calls: dict[str, Call] = {}
-    content = last.get("content") if last is not None else None
-    if isinstance(content, list):
-        blocks = [
-            b
-            for b in content
-            if (type(b) is dict or isinstance(b, Mapping)) and b.get("type") == "tool_use"
-        ]
-        for position, block in enumerate(blocks):
-            calls[str(block.get("id"))] = (position, block.get("name"), block.get("input"))
-    for msg in after:
+    for at, msg, model in r.history(messages, "messages", assistant, body.get("system")):
         content = msg.get("content")
+        if model:
+            blocks = content if isinstance(content, list) else ()
+            r.model_turn(at, [(b.get("id"), b.get("name"), b.get("input")) for b in blocks
+                              if (type(b) is dict or isinstance(b, Mapping))
+                              and b.get("type") == "tool_use"])  # fmt: skip
+            continue
         if msg.get("role") != "user" or not isinstance(content, list):
             continue
         for block in content:
@@ -143,7 +138,8 @@ def read_request(r: Reader, body: Mapping[str, Any]) -> None:
             ) == "tool_result":
                 cid = block.get("tool_use_id")
                 error = block.get("is_error") is True
-                r.result(cid, error, block.get("content"), calls.get(str(cid)))
+                turn, call = r.answered(cid)
+                r.result(cid, error, block.get("content"), call, at=at, turn=turn)
 
 
 def _additions(r: Reader, messages: list[Any]) -> None:
