@@ -2,11 +2,15 @@
 
 Call ids are only unique within one conversation (``call_0``, ``functions.get:0``), and
 Google calls may have none, so open calls are a multimap: by call id and by content key
-(a hash of the name and canonical arguments). A new call never displaces another open
-call sharing its id. A result is matched with what its request says about the call it
-answers (``Wanted``): its id and content key, in the request's conversation and, for a
-``previous_response_id``, that response's calls first; identical open calls (two users,
-same question) are indistinguishable, and the oldest is taken.
+(a hash of the name and canonical arguments), each also within the call's conversation
+scope. A new call never displaces another open call sharing its id. A result is matched
+with what its request says about the call it answers (``Wanted``): its id and content
+key, only within the request's scope (the conversation id the app or the API names,
+else the fingerprint of the conversation as the wire shows it); calls of no scope (a
+harness opened them) come after. Within each, a ``previous_response_id``'s calls come
+first, then calls whose turn stands at or before the result's call turn (the latest
+such), then the oldest. Open calls identical in all of this (two conversations identical
+on the wire so far) are indistinguishable, and the oldest is taken.
 
 Open calls keep ids, name and key, never the arguments; the table is bounded by count
 and by bytes (the oldest is evicted first). Not thread-safe: the lifecycle locks it.
@@ -23,7 +27,10 @@ from opentelemetry.trace import Span, SpanContext
 
 from .callids import Bounded
 
-__all__ = ["Answered", "OpenCall", "OpenCalls", "Wanted"]
+__all__ = ["Answered", "OpenCall", "OpenCalls", "Scope", "Wanted"]
+
+#: A conversation scope: the id the app or the API names, or the wire's fingerprint.
+Scope = str | int | None
 
 _K = TypeVar("_K", bound=Hashable)
 
@@ -46,8 +53,9 @@ class OpenCall:
     label: str
     outcome: str
     started: float
-    conversation: str | None = None
+    conversation: Scope = None
     response_id: str | None = None
+    turn: int | None = None  # history index the call's model turn stands at (or later)
     handled: bool = False
     handler_error: str | None = None
     broken: bool = False  # arrived whole but unusable: ``outcome`` is the problem kind
@@ -68,8 +76,9 @@ class Wanted:
 
     call_id: str | None
     key: int | None
-    conversation: str | None = None
+    conversation: Scope = None
     previous_response: str | None = None
+    turn: int | None = None  # history index of the model turn holding the call
 
 
 class OpenCalls:
@@ -78,9 +87,11 @@ class OpenCalls:
 
     Ids are reused across conversations (``call_0`` in every response of some servers),
     so one id can name thousands of open calls, and identical Gemini calls share a key:
-    a result is looked up by id and key together, and a slot of several calls is ordered
-    and drops one in constant time, so that matching a result costs the same with ten
-    open calls of that id as with ten thousand. A slot of one call is the call itself."""
+    a result is looked up by id, key and scope together, and a slot of several calls is
+    ordered and drops one in constant time, so that matching a result costs the same
+    with ten open calls of that id as with ten thousand. A slot of one call is the call
+    itself. The calls of a scope with a known turn are kept by scope too (``horizon``,
+    ``of_scope``)."""
 
     def __init__(self, max_count: int, max_bytes: int) -> None:
         self.max_count = max_count
@@ -91,6 +102,9 @@ class OpenCalls:
         self._by_id: dict[str, _Slot] = {}
         self._by_id_key: dict[tuple[str, int | None], _Slot] = {}
         self._by_key: dict[int, _Slot] = {}
+        self._scoped_id_key: dict[tuple[str, int | None, Scope], _Slot] = {}
+        self._scoped_key: dict[tuple[int, Scope], _Slot] = {}
+        self._by_scope: dict[Scope, dict[int, OpenCall]] = {}
 
     def __len__(self) -> int:
         return len(self._order)
@@ -101,11 +115,16 @@ class OpenCalls:
         self._seq += 1
         self._order[entry.seq] = entry
         self.bytes += entry.size
+        scope = entry.conversation
         if entry.call_id is not None:
             _put(self._by_id, entry.call_id, entry)
             _put(self._by_id_key, (entry.call_id, entry.key), entry)
+            _put(self._scoped_id_key, (entry.call_id, entry.key, scope), entry)
         if entry.key is not None:
             _put(self._by_key, entry.key, entry)
+            _put(self._scoped_key, (entry.key, scope), entry)
+        if entry.turn is not None and scope is not None:
+            self._by_scope.setdefault(scope, {})[entry.seq] = entry
         evicted = []
         while len(self._order) > 1 and (
             len(self._order) > self.max_count or self.bytes > self.max_bytes
@@ -131,11 +150,20 @@ class OpenCalls:
 
     def _unindex(self, entry: OpenCall) -> None:
         self.bytes -= entry.size
+        scope = entry.conversation
         if entry.call_id is not None:
             _drop(self._by_id, entry.call_id, entry)
             _drop(self._by_id_key, (entry.call_id, entry.key), entry)
+            _drop(self._scoped_id_key, (entry.call_id, entry.key, scope), entry)
         if entry.key is not None:
             _drop(self._by_key, entry.key, entry)
+            _drop(self._scoped_key, (entry.key, scope), entry)
+        if entry.turn is not None and scope is not None:
+            calls = self._by_scope.get(scope)
+            if calls is not None:
+                calls.pop(entry.seq, None)
+                if not calls:
+                    del self._by_scope[scope]
 
     def clear(self) -> list[OpenCall]:
         entries = list(self._order.values())
@@ -143,8 +171,23 @@ class OpenCalls:
         self._by_id.clear()
         self._by_id_key.clear()
         self._by_key.clear()
+        self._scoped_id_key.clear()
+        self._scoped_key.clear()
+        self._by_scope.clear()
         self.bytes = 0
         return entries
+
+    def horizon(self, scope: Scope) -> int | None:
+        """The oldest turn of an open call of ``scope`` (None: none with a known turn)."""
+        calls = self._by_scope.get(scope) if scope is not None else None
+        if not calls:
+            return None
+        return min(e.turn for e in calls.values() if e.turn is not None)
+
+    def of_scope(self, scope: Scope) -> list[OpenCall]:
+        """The open calls of ``scope`` with a known turn, oldest first."""
+        calls = self._by_scope.get(scope) if scope is not None else None
+        return list(calls.values()) if calls else []
 
     def by_id(self, wanted: Wanted) -> OpenCall | None:
         """The open call with the wanted id (same content key first, or an unknown key)."""
@@ -153,15 +196,28 @@ class OpenCalls:
             return None
         if wanted.key is None:
             return _best(_calls(self._by_id.get(call_id)), wanted)
-        return _best(_calls(self._by_id_key.get((call_id, wanted.key))), wanted) or _best(
-            _calls(self._by_id_key.get((call_id, None))), wanted
+        if wanted.conversation is None:
+            return _best(_calls(self._by_id_key.get((call_id, wanted.key))), wanted) or _best(
+                _calls(self._by_id_key.get((call_id, None))), wanted
+            )
+        index, scope = self._scoped_id_key, wanted.conversation
+        return (
+            _best(_calls(index.get((call_id, wanted.key, scope))), wanted)
+            or _best(_calls(index.get((call_id, wanted.key, None))), wanted)
+            or _best(_calls(index.get((call_id, None, scope))), wanted)
+            or _best(_calls(index.get((call_id, None, None))), wanted)
         )
 
     def by_content(self, wanted: Wanted) -> OpenCall | None:
         """The open call with the wanted content key, whatever its id (rewritten or absent)."""
         if wanted.key is None:
             return None
-        return _best(_calls(self._by_key.get(wanted.key)), wanted)
+        if wanted.conversation is None:
+            return _best(_calls(self._by_key.get(wanted.key)), wanted)
+        index = self._scoped_key
+        return _best(_calls(index.get((wanted.key, wanted.conversation))), wanted) or _best(
+            _calls(index.get((wanted.key, None))), wanted
+        )
 
     def find(self, wanted: Wanted) -> OpenCall | None:
         """An open call of ``wanted`` not yet run by a handler, else any, without removing it."""
@@ -213,19 +269,29 @@ def _seq(entry: OpenCall) -> int:
 
 
 def _best(entries: Iterable[OpenCall], wanted: Wanted) -> OpenCall | None:
-    """The oldest entry in the wanted scope: the previous response's calls, then the same
-    conversation, then calls of no stated conversation."""
+    """The first entry in the wanted scope (no other stated scope) by: the same scope,
+    the previous response's calls, a turn at or before the wanted turn (the latest), an
+    unknown turn, a later turn; then the oldest."""
     best: OpenCall | None = None
-    best_rank = 4
-    floor = (0 if wanted.previous_response else 2) + (0 if wanted.conversation else 1)
+    best_rank: tuple[int, int, int, int] | None = None
+    previous, scope, turn = wanted.previous_response, wanted.conversation, wanted.turn
+    floor = (0 if scope is not None else 1, 0 if previous else 1, 0, -(turn or 0))
     for entry in entries:
-        if wanted.conversation and entry.conversation and entry.conversation != wanted.conversation:
+        if scope is not None and entry.conversation is not None and entry.conversation != scope:
             continue
+        at = entry.turn
+        if turn is None:
+            when = (0, 0)
+        elif at is None:
+            when = (1, 0)
+        else:
+            when = (0, -at) if at <= turn else (2, 0)
         rank = (
-            0 if wanted.previous_response and entry.response_id == wanted.previous_response else 2
+            0 if scope is not None and entry.conversation == scope else 1,
+            0 if previous and entry.response_id == previous else 1,
+            *when,
         )
-        rank += 0 if wanted.conversation and entry.conversation == wanted.conversation else 1
-        if rank < best_rank:
+        if best_rank is None or rank < best_rank:
             best, best_rank = entry, rank
             if rank == floor:  # none after it can rank lower
                 break
