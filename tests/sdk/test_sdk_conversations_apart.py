@@ -8,7 +8,8 @@ span must end ok on a result request of its own conversation (the one link to it
 question are the control: the wire cannot tell them apart, so only the counts are checked.
 
 Results anywhere after their call: openai-agents with a litellm model sends one
-response's calls back as call A, result A, call B, result B.
+response's calls back as call A, result A, call B, result B. A call answered as text
+(smolagents' ``Observation: ...`` user message) ends ``unanswered``, not orphaned.
 """
 
 from __future__ import annotations
@@ -191,3 +192,52 @@ async def test_results_between_split_model_turns_end_their_calls(
         *(talk(SplitChat(), client, n, questions(n, False), seen, lock) for n in range(20))),
         60)  # fmt: skip
     check_apart(otel, seen)
+
+
+class TextChat(Chat):
+    """smolagents' order: the calls named in an assistant text turn, their results sent
+    back as one user message (``Observation: ...``), no ``tool`` message."""
+
+    async def step(self, client: Any, history: list[Any], rewrite: bool = False) -> Any:
+        tools = [{"type": "function", "function": {"name": TOOL, "parameters": SCHEMA}}]
+        last = len(history) > 3  # the third request: an answer, no more calls
+        reply = await resolve(client.chat.completions.create(
+            model="gpt-4o-mini", messages=history, tools=tools,
+            tool_choice="none" if last else "auto"))  # fmt: skip
+        message = reply.choices[0].message
+        calls = message.tool_calls or []
+        if not calls:
+            history.append({"role": "assistant", "content": message.content})
+            return reply.id, []
+        named = [{"id": c.id, "name": c.function.name, "arguments": c.function.arguments}
+                 for c in calls]  # fmt: skip
+        history.append({"role": "assistant", "content": f"Calling tools:\n{named}"})
+        observed = [RESULTS[json.loads(c.function.arguments)["key"]] for c in calls]
+        history.append({"role": "user", "content": f"Observation:\n{observed}"})
+        return reply.id, [(c.id, c.function.name) for c in calls]
+
+
+@pytest.mark.parametrize("mode", ["numbered", "kimi"])
+async def test_calls_answered_as_text_end_unanswered_not_orphaned(
+    otel: Any, sims: dict[str, Simulator], mode: str
+) -> None:
+    """Each call ends ``unanswered`` on its conversation's next request: no error, no
+    ERROR status, counted as such; nothing is left to orphan at flush."""
+    import tooltap
+
+    seen: Seen = {}
+    lock = threading.Lock()
+    client = make_client("openai.chat", sims[mode], sync=False)
+    await asyncio.wait_for(asyncio.gather(
+        *(talk(TextChat(), client, n, questions(n, False)[:1], seen, lock) for n in range(10))),
+        60)  # fmt: skip
+    tooltap.flush()
+    tools = otel.tool_spans()
+    assert len(tools) == sum(n for _, n in seen.values()) == 40  # two requests of two calls
+    for span in tools:
+        attrs = dict(span.attributes or {})
+        assert attrs["tooltap.result"] == "unanswered", attrs
+        assert "error.type" not in attrs
+        assert span.status.status_code.name == "UNSET"
+    assert otel.total("tooltap.tool_results", tooltap__result="unanswered") == 40
+    assert otel.total("tooltap.tool_results") == 40  # none orphaned

@@ -19,15 +19,16 @@ and by bytes (the oldest is evicted first). Not thread-safe: the lifecycle locks
 from __future__ import annotations
 
 from collections import OrderedDict
-from collections.abc import Hashable, Iterable
+from collections.abc import Hashable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Final, TypeVar, Union
 
 from opentelemetry.trace import Span, SpanContext
 
-from .callids import Bounded
+from .._core.model import ModelTurn
+from .callids import Bounded, call_key
 
-__all__ = ["Answered", "OpenCall", "OpenCalls", "Scope", "Wanted"]
+__all__ = ["Answered", "OpenCall", "OpenCalls", "Scope", "Wanted", "moved_past"]
 
 #: A conversation scope: the id the app or the API names, or the wire's fingerprint.
 Scope = str | int | None
@@ -296,6 +297,44 @@ def _best(entries: Iterable[OpenCall], wanted: Wanted) -> OpenCall | None:
             if rank == floor:  # none after it can rank lower
                 break
     return best
+
+
+def moved_past(
+    entries: Iterable[OpenCall],
+    length: int,
+    turns: Iterable[ModelTurn],
+    answered: Mapping[object, int],
+) -> list[OpenCall]:
+    """The open calls of a request's scope that its history (``length`` items, the model
+    ``turns`` read) has moved past without a structured result (``answered``: call id or
+    content key -> the latest turn a result of the request answers): the model turn where
+    the call stands is text only (the result went back as text), or holds the call and is
+    followed by more, none of it a result for it."""
+    by_index: dict[int, ModelTurn] | None = None
+    out: list[OpenCall] = []
+    for entry in entries:
+        at = entry.turn
+        if at is None or at >= length - 1:
+            continue  # nothing after its turn yet
+        known = entry.call_id if entry.call_id is not None else entry.key
+        if known is not None and answered.get(known, -1) >= at:
+            continue
+        if by_index is None:
+            by_index = {t.index: t for t in turns}
+        turn = by_index.get(at)
+        as_text = turn is not None and not turn.calls
+        if as_text or any(at <= t.index < length - 1 and _holds(t, entry)
+                          for t in by_index.values()):  # fmt: skip
+            out.append(entry)
+    return out
+
+
+def _holds(turn: ModelTurn, entry: OpenCall) -> bool:
+    if entry.call_id is not None:
+        return any(call_id == entry.call_id for call_id, _, _ in turn.calls)
+    return any(
+        call_id is None and call_key(name, args) == entry.key for call_id, name, args in turn.calls
+    )
 
 
 #: What identifies an answered call across re-sends of one request: hashes of its id,

@@ -48,7 +48,7 @@ from .callids import Bounded, call_key
 from .config import Config
 from .content import to_json
 from .conversation import current_conversation
-from .correlate import Answered, Identity, OpenCall, OpenCalls, Scope, Wanted
+from .correlate import Answered, Identity, OpenCall, OpenCalls, Scope, Wanted, moved_past
 from .instruments import Instruments, ToolNames
 from .listeners import Listeners, ToolCallReceived, ToolResultSent
 
@@ -57,6 +57,8 @@ __all__ = ["BROKEN_CALL_KINDS", "Lifecycle", "OpenCall"]
 #: Problems of a call that arrived whole but unusable: the call gets its span.
 BROKEN_CALL_KINDS: Final = frozenset({"invalid_json", "unexpected_shape", "oversized_arguments"})
 _CONVERSATION_CHARS: Final = 256
+#: The turn of a result whose call the request does not show: later than any.
+_LATER: Final = 1 << 62
 
 _lifecycles: weakref.WeakSet[Lifecycle] = weakref.WeakSet()
 
@@ -254,19 +256,32 @@ class Lifecycle:
 
         ``conversation``: the request's scope. A result before the request's last model
         turn (``ToolResultRef.history``) that was accounted already, or that answers no
-        open call, is history: it counts nothing.
+        open call, is history: it counts nothing. With ``history_length`` (the request
+        carries its history), the open calls of the scope that the history has moved past
+        without a result for them end as ``unanswered`` (``moved_past``).
         """
-        if not refs:
+        if not refs and history_length is None:
             return []
         groups: dict[Identity, tuple[Wanted, list[ToolResultRef]]] = {}
+        answered: dict[object, int] = {}  # call id or key -> latest turn a result answers
         for ref in refs:  # keys are JSON-encoded here, outside the lock
             key = call_key(ref.name, ref.call_args)
+            latest = _LATER if ref.turn is None else ref.turn
+            for known in (ref.call_id, key):
+                if known is not None:
+                    answered[known] = max(answered.get(known, -1), latest)
             scope = hash((conversation, ref.turn))
             identity = (hash(ref.call_id), hash(key), hash(ref.position), scope)
             wanted = Wanted(ref.call_id, key, conversation, previous_response, ref.turn)
             groups.setdefault(identity, (wanted, []))[1].append(ref)
         with self._lock:
             matched, extra = self._match(groups)
+            passed: list[OpenCall] = []
+            if history_length is not None and conversation is not None:
+                passed = moved_past(self._open.of_scope(conversation), history_length,
+                                    model_turns, answered)  # fmt: skip
+                for entry in passed:
+                    self._open.remove(entry)
         links: list[SpanContext] = []
         for entry, ref in matched:
             result = sc.RESULT_ERROR if ref.is_error else sc.RESULT_OK
@@ -277,6 +292,8 @@ class Lifecycle:
                 self._listeners.emit(
                     ToolResultSent(ref.call_id, entry.name, ref.is_error, duration, result)
                 )
+        for entry in passed:
+            self._finish(entry, sc.RESULT_UNANSWERED, is_error=False)
         for ref, result in extra:
             self._count_extra(ref, result, provider, declared, inference_span)
         return links
