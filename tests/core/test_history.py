@@ -122,10 +122,13 @@ def test_every_request_of_a_conversation_has_its_fingerprint(
 ) -> None:
     one, two = parse_request(first, dialect), parse_request(later, dialect)
     assert one.fingerprint is not None and one.fingerprint == two.fingerprint
+    assert one.system_fingerprint is not None
+    assert one.system_fingerprint == two.system_fingerprint
     other = json.loads(json.dumps(first).replace("Hi there", "Hi their"))
     assert parse_request(other, dialect).fingerprint != one.fingerprint
-    system = json.loads(json.dumps(first).replace("Be brief.", "Be long."))
-    assert parse_request(system, dialect).fingerprint != one.fingerprint
+    system = parse_request(json.loads(json.dumps(first).replace("Be brief.", "Be long.")), dialect)
+    assert system.fingerprint == one.fingerprint  # a framework may change it for one request
+    assert system.system_fingerprint != one.system_fingerprint
 
 
 def test_a_body_naming_its_conversation_has_no_fingerprint() -> None:
@@ -147,3 +150,34 @@ def test_the_fingerprint_costs_the_same_however_long_the_first_turn() -> None:
 
     cost(10)
     assert cost(50_000_000 // 200) < 5 * cost(10) + 0.05
+
+
+@pytest.mark.parametrize("value", ["sunny", '{"temp": 20, "sky": "clear"}'])
+def test_a_result_has_one_digest_whichever_dialect_carries_it(value: str) -> None:
+    """One conversation may switch providers: the same result re-sent is the same result."""
+    parsed = json.loads(value) if value.startswith("{") else None
+    call = {"type": "function_call", "call_id": "c", "name": "f", "arguments": "{}"}
+    bodies = {
+        "openai.chat": {"messages": [
+            USER, {"role": "assistant", "tool_calls": [_call("c", "Paris")]},
+            {"role": "tool", "tool_call_id": "c", "content": value}]},
+        "openai.responses": {"input": [
+            USER, call, {"type": "function_call_output", "call_id": "c", "output": value}]},
+        "anthropic.messages": {"messages": [
+            USER, {"role": "assistant", "content": [
+                {"type": "tool_use", "id": "c", "name": "f", "input": {}}]},
+            {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "c",
+                                          "content": [{"type": "text", "text": value}]}]}]},
+        "google.genai": {"contents": [
+            {"role": "user", "parts": [{"text": "hi"}]},
+            {"role": "model", "parts": [{"functionCall": {"id": "c", "name": "f"}}]},
+            {"role": "user", "parts": [{"functionResponse": {
+                "id": "c", "name": "f",
+                "response": parsed if parsed is not None else {"result": value}}}]}]},
+    }  # fmt: skip
+    digests = {d: parse_request(b, d).tool_results[0].digest for d, b in bodies.items()}
+    assert len(set(digests.values())) == 1, digests
+    other = json.loads(
+        json.dumps(bodies["openai.chat"]).replace("sunny", "rainy").replace("20", "21")
+    )
+    assert parse_request(other, "openai.chat").tool_results[0].digest not in digests.values()

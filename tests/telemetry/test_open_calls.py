@@ -16,27 +16,28 @@ KEYS = (11, 12, 13, None)
 CONVERSATIONS = ("conv_a", "conv_b", None)
 RESPONSES = ("resp_1", "resp_2", None)
 TURNS = (2, 4, 6, None)
+SYSTEMS = (101, 102, None)
 
 
 def _entry(rng: random.Random, n: int) -> OpenCall:
     entry = OpenCall(None, rng.choice(IDS), f"tool{n % 3}", n, rng.choice(KEYS), "openai",
                      "tool", "ok", float(n), rng.choice(CONVERSATIONS),
-                     turn=rng.choice(TURNS))  # fmt: skip
+                     turn=rng.choice(TURNS), system=rng.choice(SYSTEMS))  # fmt: skip
     entry.response_id = rng.choice(RESPONSES)
     return entry
 
 
 def _wanted(rng: random.Random) -> Wanted:
     return Wanted(rng.choice(IDS), rng.choice(KEYS), rng.choice(CONVERSATIONS),
-                  rng.choice(RESPONSES), rng.choice(TURNS))  # fmt: skip
+                  rng.choice(RESPONSES), rng.choice(TURNS), rng.choice(SYSTEMS))  # fmt: skip
 
 
 def _best(entries: list[OpenCall], wanted: Wanted) -> OpenCall | None:
-    """The entry first by (of the same conversation, from the previous response, its turn
-    at or before the wanted one and the latest such, of no known turn, later, oldest),
-    among those not of another stated conversation."""
+    """The entry first by (of the same conversation, from the previous response, of the
+    same system prompt, its turn at or before the wanted one and the latest such, of no
+    known turn, later, oldest), among those not of another stated conversation."""
 
-    def order(entry: OpenCall) -> tuple[bool, bool, int, int, float]:
+    def order(entry: OpenCall) -> tuple[bool, bool, bool, int, int, float]:
         previous = bool(wanted.previous_response) and entry.response_id == wanted.previous_response
         same = bool(wanted.conversation) and entry.conversation == wanted.conversation
         if wanted.turn is None:
@@ -45,7 +46,7 @@ def _best(entries: list[OpenCall], wanted: Wanted) -> OpenCall | None:
             when = (1, 0)
         else:
             when = (0, -entry.turn) if entry.turn <= wanted.turn else (2, 0)
-        return (not same, not previous, *when, entry.started)
+        return (not same, not previous, entry.system != wanted.system, *when, entry.started)
 
     scope = [
         e

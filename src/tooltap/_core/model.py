@@ -183,9 +183,11 @@ class RequestInfo:
     model turn, and back to the oldest turn still holding an open call of the conversation.
     ``conversation_id`` and ``previous_response_id``: what the API body says (OpenAI
     Responses ``conversation``, ``previous_response_id``). ``fingerprint``: a hash of what
-    every request of the conversation repeats (system prompt, first user turn), None
-    without a history; ``history_length``: the items of that history (a call the response
-    delivers stands at that index or later); ``model_turns``: the model turns read.
+    every request of the conversation repeats (its first user turn), None without a
+    history; ``system_fingerprint``: one of the system prompt (and the items before that
+    turn), which tells apart conversations opening alike; ``history_length``: the items
+    of that history (a call the response delivers stands at that index or later);
+    ``model_turns``: the model turns read.
     """
 
     dialect: str
@@ -199,6 +201,7 @@ class RequestInfo:
     conversation_id: str | None = None
     previous_response_id: str | None = None
     fingerprint: int | None = None
+    system_fingerprint: int | None = None
     history_length: int | None = None
     model_turns: tuple[ModelTurn, ...] = ()
 

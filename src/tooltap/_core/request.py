@@ -65,6 +65,7 @@ def parse_request(
         conversation_id=conversation,
         previous_response_id=previous,
         fingerprint=reader.fingerprint if carried else None,
+        system_fingerprint=reader.system if carried else None,
         history_length=reader.length if carried else None,
         model_turns=tuple(reader.turns),
     )

@@ -34,6 +34,7 @@ class _Operation(Protocol):
     conversation: str | None
     scope: Scope
     turn: int | None
+    system: int | None
     request_info: RequestInfo | None
 
     @property
@@ -99,6 +100,9 @@ class Calls:
                 context=self._out.context(),
                 scope=op.scope,
                 turn=op.turn,
+                output=tel.config.output_tool(call.name)
+                and (declared is None or call.name in declared),
+                system=op.system,
             )
             self.opened.append(entry)
             self._counts.append((entry, label, outcome))

@@ -57,6 +57,8 @@ class OpenCall:
     conversation: Scope = None
     response_id: str | None = None
     turn: int | None = None  # history index the call's model turn stands at (or later)
+    output: bool = False  # an output tool: the framework consumes it, no result comes
+    system: int | None = None  # the system prompt's fingerprint
     handled: bool = False
     handler_error: str | None = None
     broken: bool = False  # arrived whole but unusable: ``outcome`` is the problem kind
@@ -80,6 +82,7 @@ class Wanted:
     conversation: Scope = None
     previous_response: str | None = None
     turn: int | None = None  # history index of the model turn holding the call
+    system: int | None = None  # the request's system prompt fingerprint
 
 
 class OpenCalls:
@@ -271,12 +274,13 @@ def _seq(entry: OpenCall) -> int:
 
 def _best(entries: Iterable[OpenCall], wanted: Wanted) -> OpenCall | None:
     """The first entry in the wanted scope (no other stated scope) by: the same scope,
-    the previous response's calls, a turn at or before the wanted turn (the latest), an
-    unknown turn, a later turn; then the oldest."""
+    the previous response's calls, the same system prompt, a turn at or before the wanted
+    turn (the latest), an unknown turn, a later turn; then the oldest."""
     best: OpenCall | None = None
-    best_rank: tuple[int, int, int, int] | None = None
+    best_rank: tuple[int, int, int, int, int] | None = None
     previous, scope, turn = wanted.previous_response, wanted.conversation, wanted.turn
-    floor = (0 if scope is not None else 1, 0 if previous else 1, 0, -(turn or 0))
+    system = wanted.system
+    floor = (0 if scope is not None else 1, 0 if previous else 1, 0, 0, -(turn or 0))
     for entry in entries:
         if scope is not None and entry.conversation is not None and entry.conversation != scope:
             continue
@@ -290,6 +294,7 @@ def _best(entries: Iterable[OpenCall], wanted: Wanted) -> OpenCall | None:
         rank = (
             0 if scope is not None and entry.conversation == scope else 1,
             0 if previous and entry.response_id == previous else 1,
+            0 if entry.system == system else 1,
             *when,
         )
         if best_rank is None or rank < best_rank:

@@ -112,6 +112,8 @@ class Lifecycle:
         context: Context | None = None,
         scope: Scope = None,
         turn: int | None = None,
+        output: bool = False,
+        system: int | None = None,
     ) -> OpenCall:
         """Open the span of a call that was fully received (``outcome``: ok or the problem).
 
@@ -120,6 +122,8 @@ class Lifecycle:
         ``context``: one with ``parent`` current, when the caller has it already.
         ``scope``: the conversation results are matched in (``conversation`` if None);
         ``turn``: the history index the call's model turn will stand at (or later).
+        ``output``: an output tool, ended ``output`` where it would be orphaned or
+        unanswered. ``system``: the request's system prompt fingerprint.
         """
         ctx = context
         if ctx is None and parent is not None:
@@ -152,7 +156,8 @@ class Lifecycle:
         key = None if broken else call_key(call.name, call.args)
         entry = OpenCall(span, call.call_id, call.name, call.index, key, provider, label,
                          outcome, time.monotonic(), conversation if scope is None else scope,
-                         turn=turn, broken=broken)  # fmt: skip
+                         turn=turn, output=output, system=system,
+                         broken=broken)  # fmt: skip
         self._register(entry)
         if not broken and self._listeners:
             self._listeners.emit(ToolCallReceived(call, entry.context))
@@ -251,6 +256,7 @@ class Lifecycle:
         previous_response: str | None = None,
         history_length: int | None = None,
         model_turns: tuple[ModelTurn, ...] = (),
+        system: int | None = None,
     ) -> list[SpanContext]:
         """Account a request's results; return the tool spans they answer (to link).
 
@@ -272,7 +278,7 @@ class Lifecycle:
                     answered[known] = max(answered.get(known, -1), latest)
             scope = hash((conversation, ref.turn))
             identity = (hash(ref.call_id), hash(key), hash(ref.position), scope)
-            wanted = Wanted(ref.call_id, key, conversation, previous_response, ref.turn)
+            wanted = Wanted(ref.call_id, key, conversation, previous_response, ref.turn, system)
             groups.setdefault(identity, (wanted, []))[1].append(ref)
         with self._lock:
             matched, extra = self._match(groups)
@@ -366,8 +372,11 @@ class Lifecycle:
     def _finish(self, entry: OpenCall, result: str, *, is_error: bool) -> float:
         """End one (already removed) call with ``result``; record metrics; return duration.
 
-        A spanless (truncated) call counts its result, and expires without a trace.
+        A spanless (truncated) call counts its result, and expires without a trace. An
+        output tool's call is never orphaned nor unanswered: the framework consumed it.
         """
+        if entry.output and result in (sc.RESULT_ORPHANED, sc.RESULT_UNANSWERED):
+            result, is_error = sc.RESULT_OUTPUT, False
         duration = time.monotonic() - entry.started
         span = entry.span
         attributes = {

@@ -130,6 +130,7 @@ class Operation:
         self._named = conversation  # the app's own conversation id
         self.scope: Scope = conversation  # what this request's results are matched in
         self.turn: int | None = None  # where its response's model turn will stand
+        self.system: int | None = None  # its system prompt's fingerprint
         self._parsed_request: RequestInfo | None = None
         self._accounted: RequestInfo | None = None
         self._ended = False
@@ -204,6 +205,7 @@ class Operation:
         else:
             self.scope = named or request_info.fingerprint
         self.turn = request_info.history_length
+        self.system = request_info.system_fingerprint
         lifecycle.expire()
         if request_info is not self._accounted:  # an SDK retry re-sends the very same request
             self._accounted = request_info
@@ -216,6 +218,7 @@ class Operation:
                 previous_response=request_info.previous_response_id,
                 history_length=request_info.history_length,
                 model_turns=request_info.model_turns,
+                system=self.system,
             )
             self._out.links(links, {sc.TOOLTAP_LINK: sc.LINK_TOOL_RESULT})
         capture_request(self.tel, self._out, self.attributes, self.dialect, body)

@@ -6,10 +6,12 @@ its end back to the oldest turn that still holds an open call of the request's
 conversation (``Reader.horizon`` says which), and never less than the last model turn:
 the cost is that tail, not the history.
 
-The fingerprint is what every request of a conversation repeats: the system prompt and
-the items up to the first user turn. It is a hash of a bounded prefix of their strings
-(role and type markers left out, so ``"hi"`` and ``[{"type": "text", "text": "hi"}]``
-agree) and their lengths: bounded cost, and no content kept.
+The fingerprint is what every request of a conversation repeats: its first user turn,
+and apart from it the system prompt (with the items before that turn), which a framework
+may change for one request (smolagents' last answer after its step limit). Each is a
+hash of a bounded prefix of the strings (role and type markers left out, so ``"hi"`` and
+``[{"type": "text", "text": "hi"}]`` agree) and their lengths: bounded cost, and no
+content kept.
 """
 
 from __future__ import annotations
@@ -28,20 +30,21 @@ _NODES: Final = 256
 _MARKERS: Final = frozenset({"role", "type", "cache_control", "id"})
 
 
-def fingerprint(system: Any, values: Any) -> int | None:
-    """A hash of ``system`` and the leading items of ``values`` up to the first user turn
-    (a string ``values`` is that turn); None when there is nothing to hash."""
-    leaves: list[object] = []
-    budget = [_CHARS, _NODES]
-    _leaves(system, leaves, budget)
+def fingerprint(system: Any, values: Any) -> tuple[int | None, int | None]:
+    """Hashes of the first user turn of ``values`` (a string ``values`` is that turn) and
+    of ``system`` with the items before that turn; None when there is nothing to hash."""
+    head: list[object] = []
+    first: list[object] = []
+    _leaves(system, head, [_CHARS, _NODES])
     if isinstance(values, str):
-        _leaves(values, leaves, budget)
+        _leaves(values, first, [_CHARS, _NODES])
     elif isinstance(values, list):
         for item in values[:HEAD_ITEMS]:
-            _leaves(item, leaves, budget)
             if (type(item) is dict or isinstance(item, Mapping)) and item.get("role") == "user":
+                _leaves(item, first, [_CHARS, _NODES])
                 break
-    return hash(tuple(leaves)) if leaves else None
+            _leaves(item, head, [_CHARS, _NODES])
+    return (hash(tuple(first)) if first else None), (hash(tuple(head)) if head else None)
 
 
 def _leaves(value: Any, out: list[object], budget: list[int]) -> None:

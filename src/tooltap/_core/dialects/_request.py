@@ -60,7 +60,7 @@ class Reader:
     """
 
     __slots__ = ("_calls", "_last", "dialect", "fingerprint", "horizon", "length",
-                 "problems", "results", "tool_choice", "tools", "turns")  # fmt: skip
+                 "problems", "results", "system", "tool_choice", "tools", "turns")  # fmt: skip
 
     def __init__(self, dialect: str, horizon: Horizon | None = None) -> None:
         self.dialect = dialect
@@ -70,6 +70,7 @@ class Reader:
         self.results: list[ToolResultRef] = []
         self.problems: list[Problem] = []
         self.fingerprint: int | None = None
+        self.system: int | None = None
         self.length: int | None = None
         self.turns: list[ModelTurn] = []
         self._calls: dict[str, tuple[int, Call]] = {}  # call id -> (turn index, call)
@@ -85,13 +86,14 @@ class Reader:
     ) -> list[tuple[int, Mapping[str, Any], bool]]:
         """The items of the history list ``values`` to read, oldest first (``window``;
         ``runs``: a model turn is a run of model items); sets the conversation's
-        fingerprint (from ``system`` and the head) and length."""
+        fingerprints (its first user turn; ``system`` and the items before that turn)
+        and length."""
         if values is None:
             return []
         if not isinstance(values, list):
             self.problem(f"{where} is {type(values).__name__}, not a list")
             return []
-        self.fingerprint = fingerprint(system, values)
+        self.fingerprint, self.system = fingerprint(system, values)
         self.length = len(values)
         horizon = None
         if self.horizon is not None and self.fingerprint is not None:
@@ -169,14 +171,48 @@ def _args(value: Any) -> dict[str, Any] | None:
     return dict(value) if (type(value) is dict or isinstance(value, Mapping)) else None
 
 
+#: Keys of a one-key object that wraps a result's value (Gemini's ``{"result": ...}``).
+_WRAPPERS = frozenset({"result", "output", "content"})
+
+
 def _digest(content: Any) -> int:
-    """A hash of a result's content (the same content gives the same digest)."""
-    if isinstance(content, str):
-        return hash(content)
+    """A hash of a result's content, the same whichever dialect carried it: text parts
+    joined, a one-key ``result``/``output``/``content`` wrapper unwrapped, JSON text and
+    objects as canonical JSON."""
+    value = _plain(content)
+    if isinstance(value, str):
+        if value[:1] in ("{", "["):
+            try:
+                value = _plain(json.loads(value))
+            except (ValueError, RecursionError):
+                return hash(value)
+        if isinstance(value, str):
+            return hash(value)
     try:
-        return hash(json.dumps(content, sort_keys=True, default=str))
+        return hash(json.dumps(value, sort_keys=True, separators=(",", ":"), default=str))
     except (TypeError, ValueError, RecursionError):
-        return hash(repr(content))
+        return hash(repr(value))
+
+
+def _plain(content: Any) -> Any:
+    """``content`` without what only its dialect adds: text parts, a wrapper object."""
+    for _ in range(4):
+        if (
+            isinstance(content, list)
+            and content
+            and all(
+                (type(p) is dict or isinstance(p, Mapping)) and isinstance(p.get("text"), str)
+                for p in content
+            )
+        ):
+            return "".join(p["text"] for p in content)
+        if (type(content) is dict or isinstance(content, Mapping)) and len(content) == 1:
+            ((key, inner),) = content.items()
+            if key in _WRAPPERS:
+                content = inner
+                continue
+        break
+    return content
 
 
 def items(value: Any, reader: Reader, where: str) -> list[Mapping[str, Any]]:
