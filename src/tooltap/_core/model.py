@@ -80,6 +80,8 @@ class ToolCall:
     index: int
     raw_arguments: str | None = None
     dialect: str = ""
+    #: The toolset whose member the call names (Anthropic's ``toolset_name``), if any.
+    toolset: str | None = None
 
 
 @_fast_init
@@ -202,6 +204,8 @@ class RequestInfo:
     previous_response_id: str | None = None
     fingerprint: int | None = None
     system_fingerprint: int | None = None
+    #: Toolset name -> the members it declares (Anthropic toolsets: called by member name).
+    toolsets: dict[str, frozenset[str]] = field(default_factory=dict, hash=False)
     history_length: int | None = None
     model_turns: tuple[ModelTurn, ...] = ()
 

@@ -66,6 +66,7 @@ def parse_request(
         previous_response_id=previous,
         fingerprint=reader.fingerprint if carried else None,
         system_fingerprint=reader.system if carried else None,
+        toolsets={k: frozenset(v) for k, v in reader.toolsets.items()},
         history_length=reader.length if carried else None,
         model_turns=tuple(reader.turns),
     )

@@ -60,12 +60,14 @@ class Reader:
     """
 
     __slots__ = ("_calls", "_last", "dialect", "fingerprint", "horizon", "length",
-                 "problems", "results", "system", "tool_choice", "tools", "turns")  # fmt: skip
+                 "problems", "results", "system", "tool_choice", "tools", "toolsets",
+                 "turns")  # fmt: skip
 
     def __init__(self, dialect: str, horizon: Horizon | None = None) -> None:
         self.dialect = dialect
         self.horizon = horizon
         self.tools: dict[str, dict[str, Any]] = {}
+        self.toolsets: dict[str, set[str]] = {}
         self.tool_choice: str | None = None
         self.results: list[ToolResultRef] = []
         self.problems: list[Problem] = []
@@ -122,6 +124,17 @@ class Reader:
 
     def problem(self, detail: str) -> None:
         self.problems.append(Problem("unexpected_shape", detail=detail))
+
+    def member(self, toolset: str, name: str) -> None:
+        """A member of a toolset: declared under the toolset, and by name unless a tool of
+        that name is declared (its own schema stays)."""
+        self.toolsets.setdefault(toolset, set()).add(name)
+        self.tools.setdefault(name, {})
+
+    def removed(self, name: Any) -> None:
+        """A tool withdrawn from here on (Anthropic's ``tool_removal``)."""
+        if isinstance(name, str):
+            self.tools.pop(name, None)
 
     def tool(self, name: Any, schema: Any, where: str) -> None:
         if not isinstance(name, str):

@@ -86,7 +86,7 @@ def _tool(r: Reader, tool: Mapping[str, Any], where: str) -> None:
                 else None
             )
             if enabled is True or (enabled is None and member not in off):
-                r.tool(member, None, where)  # schema built into the model
+                r.member(str(kind).split("_toolset", 1)[0], member)  # schema built into the model
     elif kind in (None, "custom"):
         r.tool(tool.get("name"), tool.get("input_schema"), where)
     elif isinstance(kind, str) and kind.startswith(_CLIENT_TYPES):
@@ -155,10 +155,21 @@ def _additions(r: Reader, messages: list[Any]) -> None:
             )
             if kind == "tool_addition":
                 _addition(r, block, "tool_addition")
+            elif kind == "tool_removal":
+                _removal(r, block)
             elif kind == "compaction":
                 for change in items(block.get("tool_changes"), r, "compaction.tool_changes"):
                     if change.get("type") == "tool_addition":
                         _addition(r, change, "compaction.tool_changes")
+                    elif change.get("type") == "tool_removal":
+                        _removal(r, change)
+
+
+def _removal(r: Reader, block: Mapping[str, Any]) -> None:
+    """A ``tool_removal`` block: the tool it references is not offered from there on."""
+    tool = block.get("tool")
+    if (type(tool) is dict or isinstance(tool, Mapping)) and tool.get("type") == "tool_reference":
+        r.removed(tool.get("name"))
 
 
 def claims_path(path: str) -> bool:
