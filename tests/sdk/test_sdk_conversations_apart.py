@@ -241,3 +241,38 @@ async def test_calls_answered_as_text_end_unanswered_not_orphaned(
         assert span.status.status_code.name == "UNSET"
     assert otel.total("tooltap.tool_results", tooltap__result="unanswered") == 40
     assert otel.total("tooltap.tool_results") == 40  # none orphaned
+
+
+async def test_a_provider_switch_mid_conversation_is_no_duplicate(otel: Any) -> None:
+    """OpenAI Responses answers the calls; the conversation goes on with Gemini, which is
+    sent the same results again (as ``{"result": ...}``): nothing new, nothing duplicate."""
+    from google.genai import types
+
+    import tooltap
+
+    sim = Simulator().start()
+    try:
+        openai_client = make_client("openai.responses", sim, sync=True)
+        history: list[Any] = [{"role": "user", "content": questions(0, False)[0]}]
+        _, calls = await APIS["openai.responses"].step(openai_client, history)
+        assert len(calls) == 2
+        await APIS["openai.responses"].step(openai_client, history)  # the results: ok
+        function_calls = [i for i in history if i.get("type") == "function_call"]
+        outputs = {i["call_id"]: i["output"] for i in history
+                   if i.get("type") == "function_call_output"}  # fmt: skip
+        contents = [
+            types.Content(role="user", parts=[types.Part(text=questions(0, False)[0])]),
+            types.Content(role="model", parts=[types.Part(function_call=types.FunctionCall(
+                id=c["call_id"], name=c["name"], args=json.loads(c["arguments"])))
+                for c in function_calls]),
+            types.Content(role="user", parts=[types.Part(function_response=types.FunctionResponse(
+                id=c["call_id"], name=c["name"], response={"result": outputs[c["call_id"]]}))
+                for c in function_calls]),
+        ]  # fmt: skip
+        google = make_client("google.genai", sim, sync=True)
+        await resolve(google.generate_content(model="gemini-2.5-flash", contents=contents))
+    finally:
+        sim.stop()
+    tooltap.flush()
+    assert otel.total("tooltap.tool_results", tooltap__result="ok") == 2
+    assert otel.total("tooltap.tool_results") == 2  # no duplicate, no unknown_call
