@@ -196,7 +196,11 @@ async def test_results_between_split_model_turns_end_their_calls(
 
 class TextChat(Chat):
     """smolagents' order: the calls named in an assistant text turn, their results sent
-    back as one user message (``Observation: ...``), no ``tool`` message."""
+    back as one user message (``Observation: ...``), no ``tool`` message. ``structured``:
+    the calls kept as the model sent them, only the results as text."""
+
+    def __init__(self, structured: bool = False) -> None:
+        self.structured = structured
 
     async def step(self, client: Any, history: list[Any], rewrite: bool = False) -> Any:
         tools = [{"type": "function", "function": {"name": TOOL, "parameters": SCHEMA}}]
@@ -211,15 +215,22 @@ class TextChat(Chat):
             return reply.id, []
         named = [{"id": c.id, "name": c.function.name, "arguments": c.function.arguments}
                  for c in calls]  # fmt: skip
-        history.append({"role": "assistant", "content": f"Calling tools:\n{named}"})
+        if self.structured:
+            history.append({"role": "assistant", "tool_calls": [
+                {"id": n["id"], "type": "function",
+                 "function": {"name": n["name"], "arguments": n["arguments"]}}
+                for n in named]})  # fmt: skip
+        else:
+            history.append({"role": "assistant", "content": f"Calling tools:\n{named}"})
         observed = [RESULTS[json.loads(c.function.arguments)["key"]] for c in calls]
         history.append({"role": "user", "content": f"Observation:\n{observed}"})
         return reply.id, [(c.id, c.function.name) for c in calls]
 
 
+@pytest.mark.parametrize("structured", [False, True], ids=["text-turn", "structured-turn"])
 @pytest.mark.parametrize("mode", ["numbered", "kimi"])
 async def test_calls_answered_as_text_end_unanswered_not_orphaned(
-    otel: Any, sims: dict[str, Simulator], mode: str
+    otel: Any, sims: dict[str, Simulator], mode: str, structured: bool
 ) -> None:
     """Each call ends ``unanswered`` on its conversation's next request: no error, no
     ERROR status, counted as such; nothing is left to orphan at flush."""
@@ -229,7 +240,8 @@ async def test_calls_answered_as_text_end_unanswered_not_orphaned(
     lock = threading.Lock()
     client = make_client("openai.chat", sims[mode], sync=False)
     await asyncio.wait_for(asyncio.gather(
-        *(talk(TextChat(), client, n, questions(n, False)[:1], seen, lock) for n in range(10))),
+        *(talk(TextChat(structured), client, n, questions(n, False)[:1], seen, lock)
+          for n in range(10))),
         60)  # fmt: skip
     tooltap.flush()
     tools = otel.tool_spans()
