@@ -81,6 +81,7 @@ def test_a_result_before_a_text_turn_is_read_with_its_call() -> None:
     assert _chat(messages).tool_results == ()
     info = _chat(messages, lambda fp: 1)
     assert [(r.call_id, r.turn, r.history) for r in info.tool_results] == [("call_0", 1, True)]
+    assert [t.text for t in info.model_turns] == ["", "OK"]  # a text turn keeps its text
     assert [(t.index, t.calls) for t in info.model_turns] == [
         (1, (("call_0", "get_weather", None),)),
         (3, ()),

@@ -170,10 +170,12 @@ class ToolResultRef:
 @dataclass(frozen=True, slots=True)
 class ModelTurn:
     """A model turn in the part of a request's history read: its index and its calls as
-    ``(call id, name, arguments)`` (arguments only for a call without an id)."""
+    ``(call id, name, arguments)`` (arguments only for a call without an id); a turn
+    without calls keeps the start of its text (calls named as text), never recorded."""
 
     index: int
     calls: tuple[tuple[str | None, str | None, dict[str, Any] | None], ...] = ()
+    text: str = ""
 
 
 @_fast_init

@@ -315,7 +315,9 @@ def moved_past(
     ``turns`` read) has moved past without a structured result (``answered``: call id or
     content key -> the latest turn a result of the request answers): the model turn where
     the call stands is text only (the result went back as text), or holds the call and is
-    followed by more, none of it a result for it."""
+    followed by more, none of it a result for it. A text turn must name the call's id
+    (smolagents writes ``Calling tools: [{'id': ...}]``): conversations opening alike
+    share a scope, and another's text turn is not this call's."""
     by_index: dict[int, ModelTurn] | None = None
     out: list[OpenCall] = []
     for entry in entries:
@@ -328,7 +330,11 @@ def moved_past(
         if by_index is None:
             by_index = {t.index: t for t in turns}
         turn = by_index.get(at)
-        as_text = turn is not None and not turn.calls
+        as_text = (  # a text turn naming the call (its id, when it has one)
+            turn is not None
+            and not turn.calls
+            and (entry.call_id is None or entry.call_id in turn.text)
+        )
         if as_text or any(at <= t.index < length - 1 and _holds(t, entry)
                           for t in by_index.values()):  # fmt: skip
             out.append(entry)

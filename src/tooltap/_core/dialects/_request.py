@@ -105,9 +105,12 @@ class Reader:
             self.problem(f"{where}: {skipped} item(s) are not objects")
         return read
 
-    def model_turn(self, index: int, calls: list[tuple[Any, Any, Any]]) -> None:
+    def model_turn(
+        self, index: int, calls: list[tuple[Any, Any, Any]], content: Any = None
+    ) -> None:
         """A model turn at ``index`` of the history with ``calls`` (id, name, arguments):
-        later results answer them."""
+        later results answer them; ``content``: its text, kept (bounded) when it has no
+        calls."""
         kept: list[tuple[str | None, str | None, dict[str, Any] | None]] = []
         for position, (call_id, name, args) in enumerate(calls):
             cid = call_id if isinstance(call_id, str) else None
@@ -115,7 +118,8 @@ class Reader:
                 self._calls[cid] = (index, (position, name, args))
             kept.append((cid, name if isinstance(name, str) else None,
                          None if cid is not None else _args(args)))  # fmt: skip
-        self.turns.append(ModelTurn(index, tuple(kept)))
+        text = "" if kept else _text(content, [_TEXT_CHARS])
+        self.turns.append(ModelTurn(index, tuple(kept), text))
 
     def answered(self, call_id: Any) -> tuple[int, Call] | tuple[None, None]:
         """(turn index, call) of the nearest earlier model turn holding ``call_id``."""
@@ -182,6 +186,23 @@ def _args(value: Any) -> dict[str, Any] | None:
         except (ValueError, RecursionError):
             return None
     return dict(value) if (type(value) is dict or isinstance(value, Mapping)) else None
+
+
+#: Characters of a model turn's text kept when it has no calls (calls named as text).
+_TEXT_CHARS = 8192
+
+
+def _text(content: Any, budget: list[int]) -> str:
+    """The strings of ``content``, joined, at most the budget's characters."""
+    if isinstance(content, str):
+        piece = content[: budget[0]]
+        budget[0] -= len(piece)
+        return piece
+    if isinstance(content, list):
+        return "".join(_text(part, budget) for part in content if budget[0] > 0)
+    if type(content) is dict or isinstance(content, Mapping):
+        return "".join(_text(v, budget) for v in content.values() if budget[0] > 0)
+    return ""
 
 
 #: Keys of a one-key object that wraps a result's value (Gemini's ``{"result": ...}``).

@@ -128,7 +128,7 @@ def read_request(r: Reader, body: Mapping[str, Any]) -> None:
             blocks = content if isinstance(content, list) else ()
             r.model_turn(at, [(b.get("id"), b.get("name"), b.get("input")) for b in blocks
                               if (type(b) is dict or isinstance(b, Mapping))
-                              and b.get("type") == "tool_use"])  # fmt: skip
+                              and b.get("type") == "tool_use"], content)  # fmt: skip
             continue
         if msg.get("role") != "user" or not isinstance(content, list):
             continue

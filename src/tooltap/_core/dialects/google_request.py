@@ -115,7 +115,9 @@ def read_request(r: Reader, body: Mapping[str, Any]) -> None:
         if model:
             found = [get(p, "functionCall", "function_call") for p in parts]
             model_calls = [c for c in found if (type(c) is dict or isinstance(c, Mapping))]
-            r.model_turn(at, [(c.get("id"), c.get("name"), c.get("args")) for c in model_calls])
+            r.model_turn(
+                at, [(c.get("id"), c.get("name"), c.get("args")) for c in model_calls], parts
+            )
             turn, seen = at, {}
             continue
         for part in parts:

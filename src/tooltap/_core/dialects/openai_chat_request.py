@@ -59,7 +59,7 @@ def read_request(r: Reader, body: Mapping[str, Any]) -> None:
                 spec = tc.get("function") or tc.get("custom")
                 if type(spec) is dict or isinstance(spec, Mapping):
                     found.append((tc.get("id"), spec.get("name"), spec.get("arguments")))
-            r.model_turn(at, found)
+            r.model_turn(at, found, msg.get("content"))
             legacy_call = msg.get("function_call")
             if type(legacy_call) is dict or isinstance(legacy_call, Mapping):
                 legacy = (0, legacy_call.get("name"), legacy_call.get("arguments"))

@@ -71,6 +71,7 @@ def read_request(r: Reader, body: Mapping[str, Any]) -> None:
             ) in _TOOL_ITEMS:
                 _tools(r, item.get("tools"), f"input[{i}].tools")
     run: list[tuple[Any, Any, Any]] = []
+    said: list[Any] = []
     start = -1
     for at, item, model in r.history(values, "input", _model_output, system, runs=True):
         if model:  # a model turn: a run of output items
@@ -79,17 +80,19 @@ def read_request(r: Reader, body: Mapping[str, Any]) -> None:
             if item.get("type") in ("function_call", "custom_tool_call"):
                 run.append((item.get("call_id"), item.get("name"),
                             item.get("arguments", item.get("input"))))  # fmt: skip
+            else:
+                said.append(item.get("content"))
             continue
         if start >= 0:
-            r.model_turn(start, run)
-            run, start = [], -1
+            r.model_turn(start, run, said)
+            run, said, start = [], [], -1
         if item.get("type") in ("function_call_output", "custom_tool_call_output"):
             cid = item.get("call_id")
             output = item.get("output")
             turn, call = r.answered(cid)
             r.result(cid, result_is_error(output), output, call, at=at, turn=turn)
     if start >= 0:
-        r.model_turn(start, run)
+        r.model_turn(start, run, said)
 
 
 def _model_output(item: Mapping[str, Any]) -> bool:
