@@ -1,7 +1,10 @@
 """The inference span as tooltap may write it: all of its own span, ``tooltap.*`` on an adopted one.
 
 An adopted span (anthropic's own) keeps its owner's attributes and status, and is never
-ended here; events and links go on either kind while the span records.
+ended here; events and links go on either kind while the span records. A span is
+adopted only when it records into the provider tooltap records into (:func:`adoptable`):
+a span of another provider (the global one, when the app handed tooltap its own) would
+take the call's inference span out of the app's traces.
 """
 
 from __future__ import annotations
@@ -11,11 +14,25 @@ from typing import Any
 
 from opentelemetry import trace
 from opentelemetry.context import Context
-from opentelemetry.trace import Span, SpanContext, Status, StatusCode
+from opentelemetry.trace import Span, SpanContext, Status, StatusCode, Tracer
 
 from . import semconv as sc
 
-__all__ = ["InferenceSpan"]
+__all__ = ["InferenceSpan", "adoptable"]
+
+
+def adoptable(span: Span, tracer: Tracer) -> bool:
+    """Whether tooltap may adopt ``span``: it records, into the provider ``tracer`` is of.
+
+    The OpenTelemetry SDK's span keeps its provider's span processor, as its tracer does;
+    a span or tracer of another implementation, which shows neither, is taken to match.
+    """
+    if not span.is_recording():
+        return False
+    resolved = getattr(tracer, "_tracer", tracer)  # a ProxyTracer's tracer, once it has one
+    ours = getattr(resolved, "span_processor", None)
+    theirs = getattr(span, "_span_processor", None)
+    return ours is None or theirs is None or ours is theirs
 
 
 class InferenceSpan:
