@@ -132,6 +132,8 @@ class Operation:
         self._held = False
         self._calls = Calls(self, self._out)
         self._sdk_error: ErrorClass | None = None
+        if not tel.export_checked:
+            tel.check_export()
         tel.open_operations.add(self)
 
     def _name(self) -> str:

@@ -21,6 +21,7 @@ from opentelemetry.metrics import get_meter, get_meter_provider
 
 from .._forks import in_child
 from .._quietly import quietly, run_deferred, set_error_sink
+from . import nowhere
 from . import semconv as sc
 from .config import Config
 from .export import bounded
@@ -124,6 +125,13 @@ class Telemetry:
         )
         #: Operations not ended yet, held weakly: the tap or SDK call that owns one keeps it.
         self.open_operations: weakref.WeakSet[_Open] = weakref.WeakSet()
+        #: Whether the first operation has checked that its telemetry goes somewhere.
+        self.export_checked = False
+
+    def check_export(self) -> None:
+        """At the first operation: warn once if neither traces nor metrics will export."""
+        self.export_checked = True
+        quietly(nowhere.check, self.tracer_provider, self.meter_provider)
 
     def internal_error(self, component: str) -> None:
         """Count one contained failure of ``component``."""
