@@ -26,6 +26,7 @@ from typing import Any, Final
 from urllib.parse import urlsplit
 
 from .._forks import new_lock
+from . import exporter_hints
 
 __all__ = [
     "EXPORT_ENV",
@@ -122,6 +123,7 @@ def check_endpoints(environ: Mapping[str, str] | None = None) -> list[str]:
     Returns the warnings (for tests).
     """
     env = os.environ if environ is None else environ
+    exporter_hints.install()  # and what the exporters' own errors mean, once they log them
     found: list[str] = []
     for signal in ("traces", "metrics"):
         upper = signal.upper()
