@@ -21,7 +21,7 @@ from opentelemetry.metrics import get_meter, get_meter_provider
 
 from .._forks import in_child
 from .._quietly import quietly, run_deferred, set_error_sink
-from . import nowhere
+from . import conversation, nowhere
 from . import semconv as sc
 from .config import Config
 from .export import bounded
@@ -42,10 +42,12 @@ def get_telemetry() -> Telemetry | None:
 
 
 def set_telemetry(tel: Telemetry | None) -> None:
-    """Activate ``tel`` (or deactivate with None); wires the internal-error counter."""
+    """Activate ``tel`` (or deactivate with None); wires the internal-error counter and the
+    tracer of conversation root spans."""
     global _current
     _current = tel
     set_error_sink(tel.internal_error if tel is not None else None)
+    conversation.use_tracer(tel.tracer if tel is not None else None)
 
 
 @in_child
