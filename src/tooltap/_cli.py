@@ -31,11 +31,19 @@ def main(argv: list[str] | None = None) -> int:
         default=None,
         help="Prometheus port (default: $TOOLTAP_PROMETHEUS_PORT, or 9464 with --serve)",
     )
+    demo.add_argument(
+        "--otlp",
+        metavar="URL",
+        default=None,
+        help="send the traces and metrics over OTLP to URL, e.g. http://127.0.0.1:6006 "
+        "(Phoenix; add OTEL_METRICS_EXPORTER=none) or http://127.0.0.1:4318 (a collector); "
+        "grpc on port 4317, else http/protobuf (default: $OTEL_EXPORTER_OTLP_ENDPOINT)",
+    )
     args = parser.parse_args(argv)
     try:
         from ._demo import run_demo
 
-        return run_demo(serve=args.serve, port=args.port)
+        return run_demo(serve=args.serve, port=args.port, otlp=args.otlp)
     except ModuleNotFoundError as exc:
         if exc.name is None or not exc.name.startswith(_DEMO_NEEDS):
             raise
