@@ -7,14 +7,16 @@ import sys
 from typing import Final
 
 _DEMO_NEEDS: Final = ("opentelemetry", "openai", "anthropic", "google", "httpx", "aiohttp")
-_DEMO_INSTALL: Final = 'pip install ".[sdk,otlp,prometheus]" (in a checkout of tooltap)'
+_DEMO_INSTALL: Final = 'pip install ".[demo]" (in a checkout of tooltap), or run scripts/demo'
 
 
 def main(argv: list[str] | None = None) -> int:
     """``tooltap demo [--serve] [--port N]``; ``tooltap --version``."""
     from . import __version__
 
-    parser = argparse.ArgumentParser(prog="tooltap", description=__doc__)
+    parser = argparse.ArgumentParser(
+        prog="tooltap", description="tooltap: make the tool calls of LLM agents observable."
+    )
     parser.add_argument("--version", action="version", version=f"tooltap {__version__}")
     commands = parser.add_subparsers(dest="command", required=True)
     demo = commands.add_parser(
