@@ -133,7 +133,7 @@ def test_demo_without_the_sdk_says_what_to_install() -> None:
     )
     assert proc.returncode == 1
     assert "Traceback" not in proc.stderr
-    assert 'pip install ".[sdk,otlp,prometheus]"' in proc.stderr
+    assert 'pip install ".[demo]"' in proc.stderr
 
 
 def test_simulator_port_in_use_says_to_choose_another() -> None:
@@ -175,3 +175,48 @@ def test_serve_on_a_busy_port_names_the_port_option() -> None:
     assert proc.returncode == 0, proc.stderr
     assert f"No Prometheus endpoint could be started on port {port}" in proc.stdout
     assert "--port N" in proc.stdout and "run `tooltap demo --serve`" not in proc.stdout
+
+
+def test_help_texts_are_plain_and_say_the_defaults() -> None:
+    def help_of(*args: str) -> str:
+        proc = subprocess.run([sys.executable, *args, "--help"], check=True,
+                              capture_output=True, text=True, timeout=60)  # fmt: skip
+        return proc.stdout
+
+    tooltap_help = help_of("-m", "tooltap")
+    assert "``" not in tooltap_help and ":class:" not in tooltap_help
+    simulator = help_of("-m", "tooltap.simulator")
+    assert "(default: 8765)" in simulator and "x-tooltap-sim-fault" in simulator
+    from tooltap.simulator import FAULT_KINDS
+
+    assert all(f"\n  {kind}" in simulator for kind in FAULT_KINDS)
+
+
+def _extra(extras: dict[str, list[str]], name: str) -> set[str]:
+    """The requirement names an extra brings, its ``tooltap[...]`` references expanded."""
+    found: set[str] = set()
+    for requirement in extras[name]:
+        base = re.split(r"[<>=!;\[ ]", requirement, maxsplit=1)[0].lower()
+        if base == "tooltap":
+            for inner in re.findall(r"\[(.*)\]", requirement)[0].split(","):
+                found |= _extra(extras, inner.strip())
+        else:
+            found.add(base)
+    return found
+
+
+def test_scripts_demo_installs_the_demo_extra_alone() -> None:
+    import tomllib
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[1]
+    extras = tomllib.loads((root / "pyproject.toml").read_text())["project"][
+        "optional-dependencies"
+    ]
+    demo = _extra(extras, "demo")
+    assert {"openai", "anthropic", "google-genai", "opentelemetry-sdk"} <= demo
+    assert not demo & {"ruff", "mypy", "pytest", "hypothesis", "opentelemetry-distro"}
+    assert not [r for r in demo if r.startswith("opentelemetry-instrumentation")]
+    assert demo <= _extra(extras, "dev")  # the tests' venv has what the demo needs
+    script = (root / "scripts/demo").read_text()
+    assert '-e ".[demo]"' in script and "VENV=.venv-demo" in script and "[dev]" not in script
