@@ -111,7 +111,7 @@ def call_rows(
                 p.name or "?",
                 p.call_id or "(no id)",
                 p.kind,
-                "never a call",
+                "not a call",
             )
         )
     return rows

@@ -237,7 +237,7 @@ CALL_LEGEND = (
     (
         "turnaround",
         "from the call received to its result sent (the tool's run included); until flush: "
-        "never answered, so measured to the flush that ended it; never a call: nothing to time",
+        "never answered, so measured to the flush that ended it; not a call: nothing to time",
     ),
 )
 
