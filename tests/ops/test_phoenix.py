@@ -175,3 +175,37 @@ def test_demo_mistakes_against_phoenix_end_in_a_message_naming_the_fix(
     )
     assert grpc.returncode == 0, grpc.stderr
     assert grpc.stderr.count("Set OTEL_EXPORTER_OTLP_PROTOCOL=http/protobuf") == 1, grpc.stderr
+
+
+def test_readmes_first_trace_lines_show_an_agent_in_phoenix(phoenix: dict[str, Any]) -> None:
+    """README's launcher lines for Phoenix, with an example agent: its spans, no export error."""
+    from tooltap.simulator import Simulator
+
+    project = "tooltap-readme"
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("OTEL_", "TOOLTAP_"))}
+    with Simulator() as sim:
+        env.update(
+            OTEL_SERVICE_NAME="my-agent",
+            OTEL_METRICS_EXPORTER="none",
+            OTEL_LOGS_EXPORTER="none",
+            OTEL_EXPORTER_OTLP_ENDPOINT=phoenix["url"],
+            OTEL_EXPORTER_OTLP_PROTOCOL="http/protobuf",
+            OTEL_RESOURCE_ATTRIBUTES=f"openinference.project.name={project}",
+            ANTHROPIC_BASE_URL=sim.anthropic_base_url,
+        )
+        launcher = str(Path(PYTHON).with_name("opentelemetry-instrument"))
+        args = [launcher, PYTHON, str(ROOT / "examples/agents/anthropic_agent.py")]
+        result = subprocess.run(args, env=env, capture_output=True, text=True, timeout=120)
+    assert result.returncode == 0, result.stderr
+    assert "Failed to export" not in result.stderr and "go nowhere" not in result.stderr
+
+    def arrived() -> list[dict[str, Any]] | None:
+        spans = spans_of(phoenix["url"], project)
+        tools = [s for s in spans if s["name"] == "execute_tool lookup_demo_value"]
+        return spans if len(tools) == 2 else None
+
+    spans = wait_for(arrived, 60, "the agent's spans in Phoenix")
+    inference = [s for s in spans if s["attributes"].get("gen_ai.operation.name") == "chat"]
+    assert len(inference) == 2  # anthropic's own call spans, adopted: one per call
+    tools = [s for s in spans if s["name"] == "execute_tool lookup_demo_value"]
+    assert {t["parent_id"] for t in tools} <= {s["context"]["span_id"] for s in inference}
