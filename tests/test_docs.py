@@ -32,3 +32,21 @@ def test_every_metric_has_its_labels_documented() -> None:
     text = (ROOT / "docs" / "REFERENCE.md").read_text(encoding="utf-8")
     labels = text.split("**Labels**", 1)[1]
     assert all(f"| `{name}`" in labels for name in sc.METRICS)
+
+
+def test_the_readmes_trace_tree_is_what_a_real_run_prints() -> None:
+    """README's picture is docs/trace_tree.py's output (durations aside): a real conversation."""
+    import re
+    import subprocess
+    import sys
+
+    run = subprocess.run([sys.executable, str(ROOT / "docs" / "trace_tree.py")], check=True,
+                         capture_output=True, text=True, timeout=120)  # fmt: skip
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    block = readme.split("root_span=True)`):\n\n```\n", 1)[1].split("```", 1)[0]
+
+    def shape(text: str) -> list[str]:
+        return [re.sub(r"\s+\d+ ms$", "", line).rstrip() for line in text.splitlines()]
+
+    assert shape(run.stdout) == shape(block)
+    assert len(block.splitlines()) == 5  # the root, two requests, the two tool calls
