@@ -50,3 +50,17 @@ def test_the_readmes_trace_tree_is_what_a_real_run_prints() -> None:
 
     assert shape(run.stdout) == shape(block)
     assert len(block.splitlines()) == 5  # the root, two requests, the two tool calls
+
+
+def test_every_http_otlp_endpoint_in_the_docs_says_its_protocol() -> None:
+    """An endpoint on an HTTP port (4318, Phoenix's 6006) shown without the protocol is the
+    launcher's gRPC default sent to an HTTP server: each is followed by http/protobuf."""
+    import re
+
+    pages = [ROOT / "README.md", *(ROOT / "docs").glob("*.md"), *(ROOT / "examples").rglob("*.md")]
+    for page in pages:
+        lines = page.read_text(encoding="utf-8").splitlines()
+        for n, line in enumerate(lines):
+            if re.search(r"OTLP_(?:TRACES_)?ENDPOINT=\S*:(?:4318|6006)", line):
+                near = " ".join(lines[n : n + 3])
+                assert "http/protobuf" in near, f"{page.name}:{n + 1}: {line}"
