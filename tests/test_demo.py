@@ -7,6 +7,8 @@ import re
 import subprocess
 import sys
 
+import pytest
+
 
 def _table(out: str, title: str) -> list[list[str]]:
     """The rows of the table under ``title``: cells cut at the dashes' columns, a wrapped
@@ -111,6 +113,8 @@ def test_version_flag_prints_the_package_version() -> None:
 
 BLOCK_SDK = """
 import sys
+
+import pytest
 from importlib.abc import MetaPathFinder
 
 
@@ -220,3 +224,23 @@ def test_scripts_demo_installs_the_demo_extra_alone() -> None:
     assert demo <= _extra(extras, "dev")  # the tests' venv has what the demo needs
     script = (root / "scripts/demo").read_text()
     assert '-e ".[demo]"' in script and "VENV=.venv-demo" in script and "[dev]" not in script
+
+
+def test_otlp_url_is_the_receivers_base_and_picks_the_protocol(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from tooltap._demo.run import _use_otlp
+
+    monkeypatch.setenv("OTEL_EXPORTER_OTLP_ENDPOINT", "")  # restored afterwards
+    for url, base, protocol in [
+        ("http://127.0.0.1:6006/v1/traces", "http://127.0.0.1:6006", "http/protobuf"),
+        ("http://127.0.0.1:4318/", "http://127.0.0.1:4318", "http/protobuf"),
+        ("http://127.0.0.1:4317", "http://127.0.0.1:4317", "grpc"),
+    ]:
+        monkeypatch.delenv("OTEL_EXPORTER_OTLP_PROTOCOL", raising=False)
+        _use_otlp(url)
+        assert os.environ["OTEL_EXPORTER_OTLP_ENDPOINT"] == base
+        assert os.environ["OTEL_EXPORTER_OTLP_PROTOCOL"] == protocol
+    monkeypatch.setenv("OTEL_EXPORTER_OTLP_PROTOCOL", "grpc")
+    _use_otlp("http://127.0.0.1:6006")
+    assert os.environ["OTEL_EXPORTER_OTLP_PROTOCOL"] == "grpc"  # the user's own, kept

@@ -78,9 +78,15 @@ def _converse(sim: Simulator, scenario: Scenario) -> tuple[str, str]:
 
 def _use_otlp(url: str) -> None:
     """``--otlp URL``: the demo's traces and metrics go there, as ``OTEL_*`` would say
-    (protocol: grpc on 4317, else http/protobuf, unless ``OTEL_EXPORTER_OTLP_PROTOCOL``)."""
+    (protocol: grpc on 4317, else http/protobuf, unless ``OTEL_EXPORTER_OTLP_PROTOCOL``).
+
+    The URL is the receiver's base: a signal's path given with it (``/v1/traces``, which
+    the exporters append themselves) is dropped."""
+    url = url.rstrip("/")
+    for path in ("/v1/traces", "/v1/metrics"):
+        url = url.removesuffix(path)
     os.environ["OTEL_EXPORTER_OTLP_ENDPOINT"] = url
-    grpc = url.rstrip("/").endswith(":4317")
+    grpc = url.endswith(":4317")
     os.environ.setdefault("OTEL_EXPORTER_OTLP_PROTOCOL", "grpc" if grpc else "http/protobuf")
 
 
