@@ -156,6 +156,40 @@ PROMETHEUS_NAMES: Final[dict[str, str]] = {
     for name, (kind, unit, _) in METRICS.items()
 }
 
+#: The attributes of each metric's points, as docs/REFERENCE.md's Labels table shows them
+#: (``python docs/tables.py``): *op* and *tool* stand for the operation's and the tool's.
+METRIC_LABELS: Final[dict[str, str]] = {
+    OPERATION_DURATION: ("op, `error.type` (failed operations only)"),
+    TOKEN_USAGE: ("op, `gen_ai.token.type` (`input`, `output`)"),
+    TIME_TO_FIRST_CHUNK: ("op (streams only)"),
+    EXECUTE_TOOL_DURATION: (
+        "tool, `gen_ai.tool.type` (`function`), `error.type` (failed runs only); the "
+        "handler's run, recorded by the harness toolkit"
+    ),
+    TOOL_CALLS: (
+        "tool, `tooltap.outcome` (`ok`, `invalid_json`, `truncated_json`, "
+        "`schema_violation`, `undeclared_tool`, `invalid_tool_name`, "
+        "`oversized_arguments`, `unexpected_shape`; `not_delivered` when the SDK raised "
+        "on the response instead of handing it to the app)"
+    ),
+    TOOL_RESULTS: (
+        "tool, `tooltap.result` (`ok`, `error`, `orphaned`, `not_delivered`, "
+        "`duplicate`, `unknown_call`)"
+    ),
+    TOOL_CALL_DURATION: (
+        "tool, `tooltap.result`; received → result sent (the model's view, handler included)"
+    ),
+    STREAM_PROBLEMS: (
+        "op, `tooltap.problem.kind` (response-level kinds: `truncated_stream`, "
+        "`error_event`, `unexpected_shape`, `oversized_event`, `incomplete_response`, "
+        "`stream_buffered`)"
+    ),
+    RETRIES: ("op, `error.type` of the failed attempt"),
+    PROVIDER_ERRORS: ("op, `error.type`, `tooltap.retryable`"),
+    FORCED_TOOL_CHOICE: ("op, `tooltap.honored`"),
+    INTERNAL_ERRORS: ("`tooltap.component` only"),
+}
+
 DURATION_BUCKETS: Final = (
     0.01, 0.02, 0.04, 0.08, 0.16, 0.32, 0.64, 1.28, 2.56, 5.12, 10.24, 20.48, 40.96, 81.92,
 )  # fmt: skip
