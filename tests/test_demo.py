@@ -46,11 +46,11 @@ def test_demo_runs_every_scenario_and_reports_each_call_id() -> None:
     assert proc.returncode == 0, proc.stdout + proc.stderr
     out, progress = proc.stdout, proc.stderr
     assert not re.search(r"^\[.*UNEXPECTED$", progress, re.MULTILINE)
-    assert re.search(r"\[20/20\]", progress)
+    assert re.search(r"\[21/21\]", progress)
     assert "ok when that is how the scenario should end" in " ".join(progress.split())
     assert max(len(line) for line in (out + progress).splitlines()) <= 100
     conversations = _table(out, "Conversations")
-    assert [row[0] for row in conversations] == [str(n) for n in range(1, 21)]
+    assert [row[0] for row in conversations] == [str(n) for n in range(1, 22)]
     labels = {row[0]: row[1] for row in conversations}
     assert "two conversations at once, both numbering ids call_0, call_1" in labels["10"]
     found = _table(out, "Tool calls, per call id")
@@ -162,7 +162,7 @@ def test_demo_otlp_sends_its_traces_and_metrics_under_a_service_name() -> None:
         proc = _demo("--otlp", url)
     assert proc.returncode == 0, proc.stderr
     spans = received.spans()
-    assert sum(1 for s in spans if s.name.startswith("conversation ")) == 20
+    assert sum(1 for s in spans if s.name.startswith("conversation ")) == 21
     assert "tooltap.tool_calls" in received.metric_names()
     assert {r.get("service.name") for r in received.resources()} == {"tooltap-demo"}
     assert f"exported over OTLP to {url}" in proc.stdout

@@ -14,7 +14,7 @@ import tooltap
 from tooltap.simulator import Fault, Simulator
 
 from .._telemetry import export
-from .agents import AGENTS, IncompleteResponse, make_registry
+from .agents import AGENTS, IncompleteResponse, TextResultsChatAgent, make_registry
 from .report import (
     WIDTH,
     ProblemCollector,
@@ -60,9 +60,8 @@ def _play(sim: Simulator, scenario: Scenario) -> tuple[str, str]:
 
 
 def _converse(sim: Simulator, scenario: Scenario) -> tuple[str, str]:
-    agent = AGENTS[scenario.dialect](
-        _base_url(sim, scenario.dialect), make_registry(), stream=scenario.stream
-    )
+    kind = TextResultsChatAgent if scenario.text_results else AGENTS[scenario.dialect]
+    agent = kind(_base_url(sim, scenario.dialect), make_registry(), stream=scenario.stream)
     try:
         text = agent.run(
             abandon=scenario.abandon, duplicate=scenario.duplicate, force_tool=scenario.force_tool
@@ -237,7 +236,8 @@ CALL_LEGEND = (
     (
         "outcome",
         "ok (its result went back), error (an error result went back: the call's defect in "
-        "brackets), orphaned (never answered: its span ended at flush), truncated_json "
+        "brackets), unanswered (the conversation went on without its result), orphaned "
+        "(never answered: its span ended at flush), truncated_json "
         "(never fully received, so never a call)",
     ),
     (
