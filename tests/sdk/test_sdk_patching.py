@@ -17,7 +17,15 @@ from opentelemetry.instrumentation.utils import suppress_instrumentation
 
 import tooltap
 from tests.sdk.drivers import DRIVERS
-from tooltap._patch import aiohttp_tap, patchset, sdk_anthropic, sdk_google, sdk_openai
+from tooltap import instrumentor
+from tooltap._patch import (
+    aiohttp_tap,
+    httpx_tap,
+    patchset,
+    sdk_anthropic,
+    sdk_google,
+    sdk_openai,
+)
 from tooltap._patch.patchset import Patch, PatchSet
 from tooltap._patch.sdk_common import Call, wrappers
 from tooltap._telemetry.operation import Operation, current_operation
@@ -179,7 +187,44 @@ async def test_suppressed_calls_are_not_observed(otel: Any, sim: Simulator) -> N
     assert otel.events == []
 
 
-def test_every_patch_module_exposes_install_and_uninstall() -> None:
-    for module in (sdk_openai, sdk_anthropic, sdk_google, aiohttp_tap):
-        assert callable(module.install) and callable(module.uninstall)
+def test_every_patch_module_is_in_the_registry() -> None:
+    for module in (httpx_tap, sdk_openai, sdk_anthropic, sdk_google, aiohttp_tap):
         assert isinstance(module.PATCHES, patchset.PatchSet)
+        assert module.PATCHES in instrumentor.PATCH_SETS
+    assert (
+        tuple(m.PATCHES.requirement for m in (sdk_openai, sdk_anthropic, sdk_google))
+        == instrumentor.SUPPORTED_SDKS
+    )
+
+
+def test_registry_is_imported_statically() -> None:
+    from tests.test_architecture import EDGES
+
+    for name in ("httpx_tap", "sdk_openai", "sdk_anthropic", "sdk_google", "aiohttp_tap"):
+        assert f"tooltap._patch.{name}" in EDGES["tooltap.instrumentor"]
+
+
+def test_a_target_reached_through_an_alias_is_wrapped_once() -> None:
+    import json
+    import types
+
+    alias = types.ModuleType("tooltap_test_alias")
+    alias.JSONDecoder = json.JSONDecoder  # type: ignore[attr-defined]
+    sys.modules[alias.__name__] = alias
+    original = json.JSONDecoder.__dict__["decode"]
+
+    def spy(wrapped: Any, instance: Any, args: Any, kwargs: Any) -> Any:
+        return wrapped(*args, **kwargs)
+
+    patches = PatchSet(
+        [Patch("json", "JSONDecoder.decode", spy), Patch(alias.__name__, "JSONDecoder.decode", spy)]
+    )
+    try:
+        patches.install()
+        assert patches.applied == ("json:JSONDecoder.decode",)
+        assert _wrappers_on(json.JSONDecoder, "decode") == 1
+        patches.uninstall()
+        assert json.JSONDecoder.__dict__["decode"] is original
+    finally:
+        patches.uninstall()
+        del sys.modules[alias.__name__]

@@ -49,7 +49,7 @@ from .._telemetry.telemetry import Telemetry
 from .patchset import Patch, PatchSet
 from .sdk_common import Call, arg, describe_body, reader_wrappers, wrappers
 
-__all__ = ["PATCHES", "install", "uninstall"]
+__all__ = ["PATCHES"]
 
 
 class _HeldSpan(wrapt.BaseObjectProxy[Span]):
@@ -153,15 +153,6 @@ PATCHES = PatchSet(
         ),
         Patch("anthropic._streaming", "Stream.__stream__", _read_sync),
         Patch("anthropic._streaming", "AsyncStream.__stream__", _read_async),
-    )
+    ),
+    "anthropic >= 1.0, < 3",
 )
-
-
-def install(tel: Telemetry) -> None:
-    """Patch anthropic now or when it is imported (``tel`` is read per call instead)."""
-    PATCHES.install()
-
-
-def uninstall() -> None:
-    """Remove tooltap's anthropic wrappers."""
-    PATCHES.uninstall()
