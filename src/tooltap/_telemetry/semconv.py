@@ -165,8 +165,12 @@ TOKEN_BUCKETS: Final = (
 
 
 def provider_of_family(family: str) -> str:
-    """``gen_ai.provider.name`` of a ``ToolCall.provider`` family (``google``: backend unknown)."""
-    return "gcp.gen_ai" if family == "google" else family
+    """``gen_ai.provider.name`` of a ``ToolCall.provider`` family, its backend unknown (the
+    family's ``Dialect.provider_untold``, else the family itself)."""
+    for entry in TABLE.values():
+        if entry.provider == family and entry.provider_untold is not None:
+            return entry.provider_untold
+    return family
 
 
 def operation_name(dialect: str) -> str:
@@ -183,22 +187,21 @@ def provider_name(dialect: str, host: str | None = None, path: str | None = None
     return dialect if entry is None else entry.provider_name(host, path)
 
 
+def retry_count_header(dialect: str) -> str | None:
+    """The request header that gives the attempt number in ``dialect`` (or None)."""
+    entry = TABLE.get(dialect)
+    return None if entry is None else entry.retry_count_header
+
+
+def provider_untold(dialect: str) -> str | None:
+    """``gen_ai.provider.name`` of ``dialect`` while host and path have not told it."""
+    entry = TABLE.get(dialect)
+    return None if entry is None else entry.provider_untold
+
+
+#: Every dialect's finish reasons in the semconv vocabulary (the entries never disagree).
 _FINISH_REASONS: Final = {
-    "tool_calls": "tool_call",
-    "function_call": "tool_call",
-    "tool_use": "tool_call",
-    "end_turn": "stop",
-    "stop_sequence": "stop",
-    "completed": "stop",
-    "max_tokens": "length",
-    "max_output_tokens": "length",
-    "incomplete": "length",
-    "safety": "content_filter",
-    "recitation": "content_filter",
-    "blocklist": "content_filter",
-    "prohibited_content": "content_filter",
-    "spii": "content_filter",
-    "failed": "error",
+    raw: reason for entry in TABLE.values() for raw, reason in entry.finish_reasons.items()
 }
 
 

@@ -188,6 +188,38 @@ class Reducer:
 
     # -- events -------------------------------------------------------------------------
 
+    def whole(self, body: Any, *, measure: bool) -> Parsed:
+        """What one whole (non-streamed) body holds; ``measure``: check input sizes."""
+        self._measure = measure
+        if not isinstance(body, dict):
+            self._shape(f"body is {type(body).__name__}, not an object")
+            return self._parsed(list(self._problems), complete=True)
+        if body.get("type") == "error":
+            self._error(body.get("error"))
+            return self._parsed(list(self._problems), complete=False)
+        self._message(body)
+        content = body.get("content")
+        if not isinstance(content, list):
+            self._shape(f"content is {type(content).__name__}, not a list")
+            content = []
+        ordinal = 0
+        for block in content:
+            kind = block.get("type") if isinstance(block, dict) else None
+            if not isinstance(block, dict) or not _is_tool_block(kind):
+                continue
+            index = None
+            if kind == "tool_use":
+                index, ordinal = ordinal, ordinal + 1
+            call_id = block.get("id")
+            self._take(
+                kind,
+                call_id if isinstance(call_id, str) else None,
+                block.get("name"),
+                index,
+                block.get("input"),
+            )
+        return self._parsed(list(self._problems), complete=True)
+
     def _dispatch(self, kind: str, data: dict[str, Any]) -> list[ToolCall]:
         if kind == "content_block_delta":
             self._delta(data)
@@ -390,36 +422,7 @@ def parse_body(body: Any, limits: Limits, *, size: int | None = None) -> Parsed:
     ``size``: the body's encoded length when known; inputs are then measured against
     ``max_argument_bytes`` only if the body is large enough to hold one that long.
     """
-    reducer = Reducer(limits)
-    reducer._measure = size is None or may_exceed(size, limits)
-    if not isinstance(body, dict):
-        reducer._shape(f"body is {type(body).__name__}, not an object")
-        return reducer._parsed(list(reducer._problems), complete=True)
-    if body.get("type") == "error":
-        reducer._error(body.get("error"))
-        return reducer._parsed(list(reducer._problems), complete=False)
-    reducer._message(body)
-    content = body.get("content")
-    if not isinstance(content, list):
-        reducer._shape(f"content is {type(content).__name__}, not a list")
-        content = []
-    ordinal = 0
-    for block in content:
-        kind = block.get("type") if isinstance(block, dict) else None
-        if not isinstance(block, dict) or not _is_tool_block(kind):
-            continue
-        index = None
-        if kind == "tool_use":
-            index, ordinal = ordinal, ordinal + 1
-        call_id = block.get("id")
-        reducer._take(
-            kind,
-            call_id if isinstance(call_id, str) else None,
-            block.get("name"),
-            index,
-            block.get("input"),
-        )
-    return reducer._parsed(list(reducer._problems), complete=True)
+    return Reducer(limits).whole(body, measure=size is None or may_exceed(size, limits))
 
 
 def _str(value: Any) -> str | None:
