@@ -78,14 +78,14 @@ def test_importing_and_instrumenting_imports_no_sdk() -> None:
     assert done.stdout.split() == ["15"]
 
 
-def test_uninstrument_restores_and_reinstrument_wraps_once(otel: Any) -> None:
+def test_uninstrument_restores_and_reinstrument_wraps_once(rec: Any) -> None:
     assert all(_wrappers_on(cls, name) == 1 for cls, name in TARGETS)
     tooltap.uninstrument()
     try:
         assert [_wrappers_on(cls, name) for cls, name in TARGETS] == [0] * len(TARGETS)
         assert sdk_openai.PATCHES.applied == ()
     finally:
-        otel.instrument()
+        rec.instrument()
     assert [_wrappers_on(cls, name) for cls, name in TARGETS] == [1] * len(TARGETS)
     assert len(aiohttp_tap.PATCHES.applied) == 1
 
@@ -127,7 +127,7 @@ def _call() -> Call:
     return Call("openai.chat", "m", "127.0.0.1", 1, stream=False)
 
 
-async def test_app_exception_leaves_as_the_same_object(otel: Any) -> None:
+async def test_app_exception_leaves_as_the_same_object(rec: Any) -> None:
     sync_wrapper, async_wrapper = wrappers(lambda instance, args, kwargs: _call())
     boom = ValueError("the app's own")
 
@@ -145,7 +145,7 @@ async def test_app_exception_leaves_as_the_same_object(otel: Any) -> None:
         await async_wrapper(fails_async, None, (), {})
     assert caught.value is boom
     assert current_operation.get() is None
-    spans = otel.inference_spans()
+    spans = rec.inference()
     assert [s.status.status_code.name for s in spans] == ["ERROR", "ERROR"]
     assert all(s.attributes["error.type"] for s in spans)
 
@@ -159,32 +159,32 @@ def _boom(*args: Any, **kwargs: Any) -> Any:
     "name", [n for n in ("openai.chat", "anthropic.traced", "google") if n in DRIVERS]
 )
 async def test_internal_failure_never_reaches_the_app(
-    otel: Any, sim: Simulator, monkeypatch: pytest.MonkeyPatch, name: str, target: str
+    rec: Any, sim: Simulator, monkeypatch: pytest.MonkeyPatch, name: str, target: str
 ) -> None:
     if target == "open":
         monkeypatch.setattr(Operation, "__init__", _boom)
     else:
         monkeypatch.setattr(Operation, "end", _boom)
     driver = DRIVERS[name]
-    client = driver.client(sim, sync=True, tracer_provider=otel.tracer_provider)
+    client = driver.client(sim, sync=True, tracer_provider=rec.tracer_provider)
 
     turn = await driver.turn1(client, False)
 
     assert [args["key"] for _, _, args in turn.calls] == ["height", "weight"]
-    components = {a["tooltap.component"] for a, _ in otel.points("tooltap.internal_errors")}
+    components = {a["tooltap.component"] for a, _ in rec.points("tooltap.internal_errors")}
     assert components  # contained and counted
     if target == "open":
         assert "sdk_common" in components
     if name == "anthropic.traced":  # anthropic's own span still ends
-        assert [s.instrumentation_scope.name for s in otel.spans()] == ["com.anthropic.sdk.python"]
+        assert [s.instrumentation_scope.name for s in rec.spans()] == ["com.anthropic.sdk.python"]
 
 
-async def test_suppressed_calls_are_not_observed(otel: Any, sim: Simulator) -> None:
+async def test_suppressed_calls_are_not_observed(rec: Any, sim: Simulator) -> None:
     driver = DRIVERS["openai.chat"]
     with suppress_instrumentation():
         await driver.turn1(driver.client(sim, sync=True), False)
-    assert otel.spans() == ()
-    assert otel.events == []
+    assert rec.spans() == []
+    assert rec.events == []
 
 
 def test_every_patch_module_is_in_the_registry() -> None:
