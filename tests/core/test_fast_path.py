@@ -14,9 +14,10 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
+from tests.conftest import examples
 from tests.corpus import load_cases
 from tooltap._core._json import loads, loads_str, unescape
 from tooltap.core import Limits, StreamParser
@@ -282,7 +283,7 @@ def mutate(body: bytes, spot: int, byte: bytes, how: str) -> bytes:
     return body[:at] + body[at + 1 :]
 
 
-@settings(max_examples=300, deadline=None)
+@examples(300)
 @given(
     dialect=st.sampled_from(sorted(STREAMS)),
     texts=st.lists(JSON_TEXT, min_size=1, max_size=3),
@@ -315,7 +316,7 @@ def test_any_stream_agrees(
     compare(dialect, cut(body, points), limits)
 
 
-@settings(max_examples=300, deadline=None)
+@examples(300)
 @given(
     dialect=st.sampled_from(sorted(STREAMS)),
     texts=st.lists(CORRUPT_TEXT, min_size=1, max_size=6),
@@ -416,7 +417,7 @@ def _json_result(fn: Callable[[bytes], Any], data: bytes) -> Any:
         return ("error", type(exc).__name__, str(exc))
 
 
-@settings(max_examples=200, deadline=None)
+@examples(200)
 @given(value=JSON_VALUES, ascii_only=st.booleans())
 def test_loads_is_json_loads(value: Any, ascii_only: bool) -> None:
     data = json.dumps(value, ensure_ascii=ascii_only).encode()
@@ -445,7 +446,7 @@ def test_unescape_joins_bodies() -> None:
     assert unescape(bytearray(b'a\\"b') + b"\\ud83d" + b"\\ude00\\n") == 'a"b😀\n'
 
 
-@settings(max_examples=200, deadline=None)
+@examples(200)
 @given(
     text=st.text(max_size=40)
     | st.sampled_from(["\ufeff{}", '"\\ud800"', "[" * 300, "{", "01", "\ud800", '{"a":1,"a":2}'])
