@@ -10,7 +10,9 @@ corrupted byte. Hit counters make sure the fast path really ran where it should.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
+import os
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from typing import Any
 
 import pytest
@@ -20,6 +22,7 @@ from hypothesis import strategies as st
 from tests.conftest import examples
 from tests.corpus import load_cases
 from tooltap._core._json import loads, loads_str, unescape
+from tooltap._core.stream import FAST_PATHS_ENV, fast_paths
 from tooltap.core import Limits, StreamParser
 
 Stream = Callable[..., bytes]
@@ -170,11 +173,38 @@ class Counted:
         self.parser._fast = counting
 
 
+@contextmanager
+def fast_paths_off() -> Iterator[None]:
+    """``TOOLTAP_FAST_PATHS=0`` while the block runs."""
+    before = os.environ.get(FAST_PATHS_ENV)
+    os.environ[FAST_PATHS_ENV] = "0"
+    try:
+        yield
+    finally:
+        if before is None:
+            del os.environ[FAST_PATHS_ENV]
+        else:
+            os.environ[FAST_PATHS_ENV] = before
+
+
 def slow(dialect: str, limits: Limits | None = None) -> StreamParser:
-    """A parser with the fast path off: every event decoded by the full path."""
-    parser = StreamParser(dialect, limits=limits)
-    parser._fast = None
+    """A parser made with ``TOOLTAP_FAST_PATHS=0``: every event decoded by the full path."""
+    with fast_paths_off():
+        parser = StreamParser(dialect, limits=limits)
+    assert parser._fast is None
     return parser
+
+
+@pytest.mark.parametrize("dialect", sorted(STREAMS))
+def test_the_switch_turns_the_fast_paths_off_and_on_again(dialect: str) -> None:
+    assert fast_paths() and StreamParser(dialect)._fast is not None
+    with fast_paths_off():
+        assert not fast_paths()
+        off = StreamParser(dialect)
+    on = StreamParser(dialect)
+    assert off._fast is None and on._fast is not None
+    body = STREAMS[dialect]([("write", fragments('{"path": "a.md"}', 3))], True)
+    assert run(on, by_event(body)) == run(off, by_event(body))
 
 
 def run(parser: StreamParser, chunks: list[bytes]) -> tuple[list[Any], Any]:
