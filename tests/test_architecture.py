@@ -87,6 +87,27 @@ def test_no_module_is_in_an_import_cycle() -> None:
     assert cycles(GRAPH) == []
 
 
+def _imports(module: str) -> set[str]:
+    """The tooltap modules ``module`` imports itself."""
+    return {m for m in GRAPH.find_modules_directly_imported_by(module) if m.startswith("tooltap")}
+
+
+def test_the_transport_taps_never_import_the_sdk_layer() -> None:
+    """The SDK wrappers sit above the taps: a tap shares only the exchange with them."""
+    sdk = {"sdk_call", "sdk_request", "sdk_stream", "sdk_openai", "sdk_anthropic", "sdk_google"}
+    for tap in ("aiohttp_tap", "httpx_tap", "exchange", "tap_stream", "tap_proxy"):
+        imported = {t.rsplit(".", 1)[-1] for t in _imports(f"tooltap._patch.{tap}")}
+        assert imported.isdisjoint(sdk), tap
+
+
+def test_settlement_is_pure() -> None:
+    assert _imports("tooltap._telemetry.settlement") == set()
+
+
+def test_the_quietly_leaf_imports_nothing_from_tooltap() -> None:
+    assert _imports("tooltap._quietly") == set()
+
+
 def test_the_cycle_check_finds_a_package_importing_its_importer() -> None:
     graph = with_import("tooltap._core.dialects.anthropic", "tooltap._core.dialects")
     assert ("tooltap._core.dialects.anthropic", "tooltap._core.dialects") in cycles(graph)

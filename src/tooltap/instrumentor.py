@@ -10,6 +10,11 @@ patches, lazily (post-import hooks: no library is imported here). Setup never ra
 failure is logged and tooltap stays off.
 The one exception is strict mode (``TOOLTAP_STRICT_CONFIG=1`` or ``strict=True``), where
 an unknown or invalid option raises ``ConfigError`` and nothing is installed.
+
+``instrument`` and ``uninstrument`` run one at a time, from any thread. Uninstrumenting
+deactivates the telemetry first, then retires it (``Telemetry.retire``): a response
+tapped in between records into a telemetry that ends everything at once. The exit hook
+ends every open span within ``SHUTDOWN_TIMEOUT`` in total, whatever the span processor does.
 """
 
 from __future__ import annotations
@@ -18,6 +23,7 @@ import atexit
 import logging
 import os
 from collections.abc import Collection, Iterable
+from functools import partial
 from typing import Any, Final
 
 from opentelemetry.instrumentation.dependencies import get_dependency_conflicts
@@ -25,6 +31,7 @@ from opentelemetry.instrumentation.instrumentor import (  # type: ignore[attr-de
     BaseInstrumentor,
 )
 
+from ._forks import holding_lock, new_rlock
 from ._patch import aiohttp_tap, httpx_tap, sdk_anthropic, sdk_google, sdk_openai, tap_stream
 from ._patch.patchset import PatchSet
 from ._quietly import quietly
@@ -70,6 +77,8 @@ PATCH_SETS: Final[tuple[PatchSet, ...]] = (
 #: tested in a venv of their own: ``scripts/test-old-sdks``).
 SUPPORTED_SDKS: Final = tuple(p.requirement for p in PATCH_SETS if p.requirement)
 _atexit_registered = False
+#: One instrument()/uninstrument() at a time (reentrant: a signal handler may call one).
+_switch = new_rlock()
 
 
 def _disabled_by_env() -> bool:
@@ -99,7 +108,7 @@ def _providers(tracer_provider: Any, meter_provider: Any, config: Config) -> tup
 def _at_exit() -> None:
     tel = get_telemetry()
     if tel is not None:
-        quietly(tel.end_open)
+        export.bounded(partial(tel.end_open), export.exit_deadline(), wait=not holding_lock())
 
 
 def _config(options: dict[str, Any]) -> Config:
@@ -141,12 +150,12 @@ def _install(
 
 def _uninstall() -> None:
     tel = get_telemetry()
+    set_telemetry(None)  # every wrapper passes through from here on
     quietly(tap_stream.settle_all)  # bodies in flight record nothing more
-    if tel is not None:
-        quietly(tel.end_open)
     for patches in PATCH_SETS:
         quietly(patches.uninstall)
-    set_telemetry(None)
+    if tel is not None:
+        quietly(tel.retire)
 
 
 class TooltapInstrumentor(BaseInstrumentor):  # type: ignore[misc]
@@ -187,6 +196,16 @@ class TooltapInstrumentor(BaseInstrumentor):  # type: ignore[misc]
     def _uninstrument(self, **kwargs: Any) -> None:
         quietly(_uninstall)
 
+    def instrument(self, **kwargs: Any) -> None:
+        """``BaseInstrumentor.instrument``, one call at a time."""
+        with _switch:
+            super().instrument(**kwargs)
+
+    def uninstrument(self, **kwargs: Any) -> None:
+        """``BaseInstrumentor.uninstrument``, one call at a time."""
+        with _switch:
+            super().uninstrument(**kwargs)
+
 
 def instrument(
     tracer_provider: Any = None,
@@ -222,7 +241,9 @@ def uninstrument() -> None:
 
 
 def flush(timeout_millis: int = 5000) -> None:
-    """End every open span (unanswered tool calls as ``orphaned``) and force-flush."""
+    """End the open spans (unanswered tool calls as ``orphaned``) and force-flush, within
+    ``timeout_millis`` in total; a request, SDK call or body still running stays open.
+    Safe from a signal handler and from a listener."""
     tel = get_telemetry()
     if tel is not None:
         quietly(tel.flush, timeout_millis)
