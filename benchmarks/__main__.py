@@ -32,7 +32,13 @@ from typing import Any
 
 from ._cases import CASES, NON_LLM, RAW, Case
 from ._e2e import measure
-from ._history import history_table, measure_history, measure_shared_ids, shared_ids_table
+from ._history import (
+    history_growth,
+    history_table,
+    measure_history,
+    measure_shared_ids,
+    shared_ids_table,
+)
 from ._memory import concurrent_streams, sequential_turns
 from ._otel import Toggle
 from ._parsers import Stream, corpus_streams, fast_path_gains, measure_parsers
@@ -183,6 +189,7 @@ def main(argv: list[str] | None = None) -> int:
             _memory(args, toggle, out)
         if "history" not in args.skip:
             out["history"] = measure_history(20 if args.smoke else 200)
+            out["history_growth"] = history_growth(out["history"])
             out["shared_ids"] = measure_shared_ids(20 if args.smoke else 200)
         if args.profile is not None or _full(args):
             out["profiles"] = _profiles(args, toggle)

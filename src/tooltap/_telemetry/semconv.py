@@ -101,6 +101,10 @@ ERROR_TOOL: Final = "tool_error"
 RESULT_OK: Final = "ok"
 RESULT_ERROR: Final = "error"
 RESULT_ORPHANED: Final = "orphaned"
+#: A call whose conversation moved past it without a structured result (sent as text).
+RESULT_UNANSWERED: Final = "unanswered"
+#: A call of an output tool (``Config.output_tools``) the framework consumed itself.
+RESULT_OUTPUT: Final = "output"
 RESULT_DUPLICATE: Final = "duplicate"
 RESULT_UNKNOWN_CALL: Final = "unknown_call"
 #: A call the tap parsed from a response the SDK then raised on: the app never got it.

@@ -62,12 +62,28 @@ def _is_tool_block(kind: Any) -> TypeGuard[str]:
 class _Block:
     """One open ``*_tool_use`` content block of a stream."""
 
-    __slots__ = ("call_id", "fragments", "kind", "name", "ordinal", "oversized", "start_input")
+    __slots__ = (
+        "call_id",
+        "fragments",
+        "kind",
+        "name",
+        "ordinal",
+        "oversized",
+        "start_input",
+        "toolset",
+    )
 
     def __init__(
-        self, kind: str, call_id: str | None, name: Any, ordinal: int | None, start_input: Any
+        self,
+        kind: str,
+        call_id: str | None,
+        name: Any,
+        ordinal: int | None,
+        start_input: Any,
+        toolset: str | None = None,
     ) -> None:
         self.kind = kind
+        self.toolset = toolset
         self.call_id = call_id
         self.name = name
         self.ordinal = ordinal  # position among client tool_use blocks; None for server blocks
@@ -211,6 +227,7 @@ class Reducer:
                 block.get("name"),
                 index,
                 block.get("input"),
+                _str(block.get("toolset_name")),
             )
         return self._parsed(list(self._problems), complete=True)
 
@@ -266,6 +283,7 @@ class Reducer:
             block.get("name"),
             ordinal,
             block.get("input"),
+            _str(block.get("toolset_name")),
         )
         self._blocks[index] = self._by_digits[b"%d" % index] = opened
 
@@ -339,11 +357,19 @@ class Reducer:
             args = decode_arguments(
                 text, limits=limits, index=index, call_id=block.call_id, name=_str(block.name)
             )
-            return self._add(block.kind, block.call_id, block.name, index, args, text)
-        return self._take(block.kind, block.call_id, block.name, index, block.start_input)
+            return self._add(block.kind, block.call_id, block.name, index, args, text,
+                             block.toolset)  # fmt: skip
+        return self._take(block.kind, block.call_id, block.name, index, block.start_input,
+                          block.toolset)  # fmt: skip
 
     def _take(
-        self, kind: str, call_id: str | None, name: Any, index: int | None, value: Any
+        self,
+        kind: str,
+        call_id: str | None,
+        name: Any,
+        index: int | None,
+        value: Any,
+        toolset: str | None = None,
     ) -> list[ToolCall]:
         """A block whose input arrived as a decoded value (a body, or a start with no deltas)."""
         args = coerce_args(value, index=index, call_id=call_id, name=_str(name))
@@ -352,7 +378,7 @@ class Reducer:
                 args, limits=self._limits, index=index, call_id=call_id, name=_str(name)
             )
             args = oversized or args
-        return self._add(kind, call_id, name, index, args, None)
+        return self._add(kind, call_id, name, index, args, None, toolset)
 
     def _add(
         self,
@@ -362,6 +388,7 @@ class Reducer:
         index: int | None,
         args: dict[str, Any] | Problem,
         raw: str | None,
+        toolset: str | None = None,
     ) -> list[ToolCall]:
         if not isinstance(args, Problem) and not (isinstance(name, str) and name):
             args = Problem("unexpected_shape", index, call_id, f"{kind} block without a name")
@@ -373,7 +400,8 @@ class Reducer:
         if kind != "tool_use":
             self._server.append(ServerCall(name, args, call_id, kind, len(self._server)))
             return []
-        call = ToolCall(name, args, PROVIDER, call_id, len(self._calls), raw or None, DIALECT)
+        call = ToolCall(name, args, PROVIDER, call_id, len(self._calls), raw or None, DIALECT,
+                        toolset)  # fmt: skip
         self._calls.append(call)
         return [call]
 

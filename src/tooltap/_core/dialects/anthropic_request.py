@@ -14,7 +14,7 @@ from ..model import ToolCall
 from . import anthropic
 from ._base import STAINLESS_RETRY_COUNT, Dialect, unchanged
 from ._content import Message, Part, definition, text_parts, tools_of
-from ._request import Call, DeclaredTool, Reader, assistant, described, items, result_text, tail
+from ._request import DeclaredTool, Reader, assistant, described, items, result_text
 
 __all__ = [
     "ENTRY",
@@ -89,7 +89,7 @@ def _tool(r: Reader, tool: Mapping[str, Any], where: str) -> None:
                 else None
             )
             if enabled is True or (enabled is None and member not in off):
-                r.tool(member, None, where)  # schema built into the model
+                r.member(str(kind).split("_toolset", 1)[0], member)  # schema built into the model
     elif kind in (None, "custom"):
         r.tool(tool.get("name"), tool.get("input_schema"), where)
     elif isinstance(kind, str) and kind.startswith(_CLIENT_TYPES):
@@ -125,19 +125,14 @@ def read_request(r: Reader, body: Mapping[str, Any]) -> None:
     messages = body.get("messages")
     if isinstance(messages, list):
         _additions(r, messages)
-    last, after, _ = tail(messages, r, "messages", assistant)
-    calls: dict[str, Call] = {}
-    content = last.get("content") if last is not None else None
-    if isinstance(content, list):
-        blocks = [
-            b
-            for b in content
-            if (type(b) is dict or isinstance(b, Mapping)) and b.get("type") == "tool_use"
-        ]
-        for position, block in enumerate(blocks):
-            calls[str(block.get("id"))] = (position, block.get("name"), block.get("input"))
-    for msg in after:
+    for at, msg, model in r.history(messages, "messages", assistant, body.get("system")):
         content = msg.get("content")
+        if model:
+            blocks = content if isinstance(content, list) else ()
+            r.model_turn(at, [(b.get("id"), b.get("name"), b.get("input")) for b in blocks
+                              if (type(b) is dict or isinstance(b, Mapping))
+                              and b.get("type") == "tool_use"], content)  # fmt: skip
+            continue
         if msg.get("role") != "user" or not isinstance(content, list):
             continue
         for block in content:
@@ -146,7 +141,8 @@ def read_request(r: Reader, body: Mapping[str, Any]) -> None:
             ) == "tool_result":
                 cid = block.get("tool_use_id")
                 error = block.get("is_error") is True
-                r.result(cid, error, block.get("content"), calls.get(str(cid)))
+                turn, call = r.answered(cid)
+                r.result(cid, error, block.get("content"), call, at=at, turn=turn)
 
 
 def _additions(r: Reader, messages: list[Any]) -> None:
@@ -162,10 +158,21 @@ def _additions(r: Reader, messages: list[Any]) -> None:
             )
             if kind == "tool_addition":
                 _addition(r, block, "tool_addition")
+            elif kind == "tool_removal":
+                _removal(r, block)
             elif kind == "compaction":
                 for change in items(block.get("tool_changes"), r, "compaction.tool_changes"):
                     if change.get("type") == "tool_addition":
                         _addition(r, change, "compaction.tool_changes")
+                    elif change.get("type") == "tool_removal":
+                        _removal(r, change)
+
+
+def _removal(r: Reader, block: Mapping[str, Any]) -> None:
+    """A ``tool_removal`` block: the tool it references is not offered from there on."""
+    tool = block.get("tool")
+    if (type(tool) is dict or isinstance(tool, Mapping)) and tool.get("type") == "tool_reference":
+        r.removed(tool.get("name"))
 
 
 def claims_path(path: str) -> bool:

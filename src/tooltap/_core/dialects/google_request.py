@@ -19,7 +19,7 @@ from ..model import RequestInfo, ToolCall
 from . import google
 from ._base import Dialect, always
 from ._content import Message, Part, definition, tools_of
-from ._request import Call, DeclaredTool, Reader, described, get, items, tail
+from ._request import Call, DeclaredTool, Reader, described, get, items
 
 __all__ = [
     "ENTRY",
@@ -112,16 +112,21 @@ def read_request(r: Reader, body: Mapping[str, Any]) -> None:
             r.tool_choice = f"tool:{allowed[0]}"
         else:
             r.tool_choice = {"ANY": "any", "NONE": "none"}.get(mode, "auto")
-    last, after, _ = tail(body.get("contents"), r, "contents", _model_turn)
     model_calls: list[Mapping[str, Any]] = []
-    if last is not None:
-        found = [
-            get(p, "functionCall", "function_call") for p in items(last.get("parts"), r, "parts")
-        ]
-        model_calls = [c for c in found if (type(c) is dict or isinstance(c, Mapping))]
+    turn: int | None = None
     seen: dict[str, int] = {}
-    for content in after:
-        for part in items(content.get("parts"), r, "parts"):
+    system = get(body, "systemInstruction", "system_instruction")
+    for at, content, model in r.history(body.get("contents"), "contents", _model_turn, system):
+        parts = items(content.get("parts"), r, "parts")
+        if model:
+            found = [get(p, "functionCall", "function_call") for p in parts]
+            model_calls = [c for c in found if (type(c) is dict or isinstance(c, Mapping))]
+            r.model_turn(
+                at, [(c.get("id"), c.get("name"), c.get("args")) for c in model_calls], parts
+            )
+            turn, seen = at, {}
+            continue
+        for part in parts:
             resp = get(part, "functionResponse", "function_response")
             if not (type(resp) is dict or isinstance(resp, Mapping)):
                 continue
@@ -132,7 +137,10 @@ def read_request(r: Reader, body: Mapping[str, Any]) -> None:
             is_error = (
                 type(payload) is dict or isinstance(payload, Mapping)
             ) and "error" in payload
-            r.result(cid, is_error, payload, _answered(model_calls, name, cid, k), name)
+            turn_at, call = r.answered(cid)
+            if call is None:
+                turn_at, call = turn, _answered(model_calls, name, cid, k)
+            r.result(cid, is_error, payload, call, name, at=at, turn=turn_at)
 
 
 def _model_turn(content: Mapping[str, Any]) -> bool:

@@ -22,7 +22,7 @@ from ._openai_request import (
     result_is_error,
     result_output,
 )
-from ._request import Call, DeclaredTool, Reader, assistant, described, items, tail
+from ._request import Call, DeclaredTool, Reader, assistant, described, items
 
 __all__ = [
     "ENTRY",
@@ -61,25 +61,31 @@ def read_request(r: Reader, body: Mapping[str, Any]) -> None:
         r.tool(fn.get("name"), fn.get("parameters"), f"functions[{i}]")
     choice = body.get("tool_choice", body.get("function_call"))
     r.tool_choice = openai_choice(choice)
-    last, after, _ = tail(body.get("messages"), r, "messages", assistant)
-    calls: dict[str, Call] = {}
     legacy: Call | None = None
-    if last is not None:
-        for position, tc in enumerate(items(last.get("tool_calls"), r, "tool_calls")):
-            spec = tc.get("function") or tc.get("custom")
-            if type(spec) is dict or isinstance(spec, Mapping):
-                calls[str(tc.get("id"))] = (position, spec.get("name"), spec.get("arguments"))
-        legacy_call = last.get("function_call")
-        if type(legacy_call) is dict or isinstance(legacy_call, Mapping):
-            legacy = (0, legacy_call.get("name"), legacy_call.get("arguments"))
-    for msg in after:
+    legacy_turn: int | None = None
+    for at, msg, model in r.history(body.get("messages"), "messages", assistant):
+        if model:
+            found = []
+            for tc in items(msg.get("tool_calls"), r, "tool_calls"):
+                spec = tc.get("function") or tc.get("custom")
+                if type(spec) is dict or isinstance(spec, Mapping):
+                    found.append((tc.get("id"), spec.get("name"), spec.get("arguments")))
+            r.model_turn(at, found, msg.get("content"))
+            legacy_call = msg.get("function_call")
+            if type(legacy_call) is dict or isinstance(legacy_call, Mapping):
+                legacy = (0, legacy_call.get("name"), legacy_call.get("arguments"))
+                legacy_turn = at
+            continue
         role = msg.get("role")
         content = msg.get("content")
         if role == "tool":
             cid = msg.get("tool_call_id")
-            r.result(cid, result_is_error(content), content, calls.get(str(cid)), msg.get("name"))
+            turn, call = r.answered(cid)
+            r.result(cid, result_is_error(content), content, call, msg.get("name"),
+                     at=at, turn=turn)  # fmt: skip
         elif role == "function":  # legacy function-calling result
-            r.result(None, result_is_error(content), content, legacy, msg.get("name"))
+            r.result(None, result_is_error(content), content, legacy, msg.get("name"),
+                     at=at, turn=legacy_turn)  # fmt: skip
 
 
 def result_message(call: ToolCall, output: Any, is_error: bool) -> dict[str, Any]:
