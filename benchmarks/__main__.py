@@ -41,7 +41,7 @@ from ._history import (
 )
 from ._memory import concurrent_streams, sequential_turns
 from ._otel import Toggle
-from ._parsers import Stream, corpus_streams, measure_parsers
+from ._parsers import Stream, corpus_streams, fast_path_gains, measure_parsers
 from ._profile import profile_case
 from ._report import README_BEGIN, README_END, machine, readme_section, tables, targets
 from ._sim import SimProcess
@@ -188,6 +188,7 @@ def main(argv: list[str] | None = None) -> int:
                     streams = _recorded(sim.url)[0]
             budget = 0.02 if args.smoke else 0.4
             out["parsers"] = measure_parsers(streams + corpus_streams(), budget)
+            out["fast_paths"] = fast_path_gains(out["parsers"])
         if "memory" not in args.skip:
             _memory(args, toggle, out)
         if "history" not in args.skip:

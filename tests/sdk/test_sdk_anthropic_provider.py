@@ -40,25 +40,25 @@ def _converse(client: anthropic.Anthropic, tracer: Any, *, stream: bool) -> int:
 
 @pytest.mark.parametrize("stream", [False, True], ids=["unary", "stream"])
 def test_global_noop_tracing_leaves_tooltaps_span_in_the_apps_trace(
-    otel: Any, sim: Simulator, stream: bool
+    rec: Any, sim: Simulator, stream: bool
 ) -> None:
     assert not isinstance(trace.get_tracer_provider(), TracerProvider)  # not global
     client = anthropic.Anthropic(base_url=sim.anthropic_base_url, api_key="k", max_retries=0)
     assert client._tracer is not None  # anthropic's tracing is on (into the global provider)
-    trace_id = _converse(client, otel.tracer_provider.get_tracer("app"), stream=stream)
-    spans = otel.inference_spans()
+    trace_id = _converse(client, rec.tracer_provider.get_tracer("app"), stream=stream)
+    spans = rec.inference()
     assert len(spans) == CALLS
-    (root,) = [s for s in otel.spans() if s.name == "conversation"]
+    (root,) = [s for s in rec.spans() if s.name == "conversation"]
     for span in spans:
         assert span.name.startswith("chat claude-")
         assert span.instrumentation_scope is not None
         assert span.instrumentation_scope.name == "tooltap"
         assert span.context.trace_id == trace_id
         assert span.parent is not None and span.parent.span_id == root.context.span_id
-    assert otel.total("gen_ai.client.operation.duration") == CALLS
+    assert rec.total("gen_ai.client.operation.duration") == CALLS
 
 
-def test_span_of_another_recording_provider_is_not_adopted(otel: Any, sim: Simulator) -> None:
+def test_span_of_another_recording_provider_is_not_adopted(rec: Any, sim: Simulator) -> None:
     elsewhere = InMemorySpanExporter()
     other = TracerProvider()
     other.add_span_processor(SimpleSpanProcessor(elsewhere))
@@ -68,8 +68,8 @@ def test_span_of_another_recording_provider_is_not_adopted(otel: Any, sim: Simul
         max_retries=0,
         open_telemetry={"tracer_provider": other},
     )
-    trace_id = _converse(client, otel.tracer_provider.get_tracer("app"), stream=False)
-    spans = otel.inference_spans()
+    trace_id = _converse(client, rec.tracer_provider.get_tracer("app"), stream=False)
+    spans = rec.inference()
     assert [s.instrumentation_scope.name for s in spans if s.instrumentation_scope] == [
         "tooltap"
     ] * CALLS

@@ -126,7 +126,7 @@ class Operation:
             span = tel.tracer.start_span(self._name(), kind=SpanKind.CLIENT, attributes=start)
         self.span = span
         self._out = InferenceSpan(span, adopted=adopted, content=span_content)
-        self._attempts = Attempts(tel, self.attributes, self._out)
+        self._attempts = Attempts(tel, self.attributes, self._out, sc.retry_count_header(dialect))
         self.request_info: RequestInfo | None = None
         self.request_body = request_body
         self.conversation = conversation
@@ -177,7 +177,7 @@ class Operation:
     ) -> None:
         """One HTTP attempt starts: count retries, account the tool results it carries.
 
-        ``x-stainless-retry-count`` gives the attempt number when present; a new
+        The dialect's retry header gives the attempt number when present; a new
         attempt after a failed one counts ``tooltap.retries`` with that failure's type.
         ``headers``: case-insensitive (httpx ``Headers``) or with lower-case names.
         ``body`` (decoded JSON) is only used under content capture.
@@ -186,7 +186,8 @@ class Operation:
         self._calls.new_attempt()
         if "x-api-key" in headers and "authorization" in headers:
             self._out.set(sc.TOOLTAP_CONFLICTING_AUTH, True)
-        if self.provider == "gcp.gen_ai" and (url_host or url_path):
+        untold = sc.provider_untold(self.dialect)
+        if untold is not None and self.provider == untold and (url_host or url_path):
             self.provider = sc.provider_name(self.dialect, url_host, url_path)
             self.attributes[sc.GEN_AI_PROVIDER_NAME] = self.provider
             self._out.set(sc.GEN_AI_PROVIDER_NAME, self.provider)
