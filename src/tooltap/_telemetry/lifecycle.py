@@ -26,6 +26,9 @@ call never fully arrived: no span, but it is open (spanless) so that a result fo
 counts as ``ok``/``error``, not ``unknown_call``; it expires silently. Listeners get no
 ``ToolCallReceived`` for a broken call (it is not a call to run).
 
+While an agent framework that traces its own tools is hooked, the span is pending
+(``pending_span``): a framework's span for the call may be adopted instead.
+
 A forked child starts with empty tables and a fresh lock.
 """
 
@@ -38,7 +41,7 @@ from typing import Any, Final
 
 from opentelemetry import trace
 from opentelemetry.context import Context
-from opentelemetry.trace import Span, SpanContext, SpanKind, Status, StatusCode, Tracer
+from opentelemetry.trace import Span, SpanContext, Status, StatusCode, Tracer
 
 from .._core.dialects import provider_of
 from .._core.model import Problem, ToolCall, ToolResultRef
@@ -50,6 +53,7 @@ from .content import to_json
 from .correlate import Answered, Identity, OpenCall, OpenCalls, Wanted
 from .instruments import Instruments, ToolNames
 from .listeners import Listeners, ToolCallReceived, ToolResultSent
+from .pending_span import adopted_result, adoption_on, start_tool_span
 
 __all__ = ["BROKEN_CALL_KINDS", "Lifecycle", "OpenCall"]
 
@@ -79,6 +83,8 @@ class Lifecycle:
         self._content = config.content_on_span
         self._orphan_timeout = config.orphan_timeout
         self._limits = (config.max_open_calls, config.max_open_bytes, config.call_id_memory)
+        #: A framework's tool span may become a call's span (``foreign_tool_span``).
+        self.adopts = adoption_on(config)
         self._reset()
         _lifecycles.add(self)
 
@@ -135,18 +141,19 @@ class Lifecycle:
             arguments = call.raw_arguments if broken else to_json(call.args)
             if arguments is not None:
                 attributes[sc.GEN_AI_TOOL_CALL_ARGUMENTS] = arguments
-        span = self._tracer.start_span(
+        span = start_tool_span(
+            self._tracer,
             f"{sc.OPERATION_EXECUTE_TOOL} {call.name}".rstrip(),
-            context=ctx,
-            kind=SpanKind.INTERNAL,
-            attributes=attributes,
+            ctx,
+            attributes,
+            adopt=self.adopts,
         )
         key = None if broken else call_key(call.name, call.args)
         entry = OpenCall(span, call.call_id, call.name, call.index, key, provider, label,
                          outcome, time.monotonic(), conversation, broken=broken)  # fmt: skip
         self._register(entry)
         if not broken and self._listeners:
-            self._listeners.emit(ToolCallReceived(call, entry.context))
+            self._listeners.emit(ToolCallReceived(call, entry.span))
         return entry
 
     def broken(
@@ -254,6 +261,9 @@ class Lifecycle:
             duration = self._finish(entry, result, is_error=ref.is_error)
             if entry.span is not None:
                 links.append(entry.span.get_span_context())
+                adopted_result(
+                    entry.span, inference_span, ref.call_id, entry.name, result, duration
+                )
             if self._listeners:
                 self._listeners.emit(
                     ToolResultSent(ref.call_id, entry.name, ref.is_error, duration, result)
@@ -357,6 +367,11 @@ class Lifecycle:
         for entry in entries:
             self._finish(entry, sc.RESULT_ORPHANED, is_error=True)
         return sum(1 for e in entries if e.span is not None)
+
+    def open_call(self, call_id: str, key: int | None, conversation: str | None) -> OpenCall | None:
+        """The open call of ``call_id`` (and content ``key`` when known), without removing it."""
+        with self._lock:
+            return self._open.find(Wanted(call_id, key, conversation))
 
     def find(self, call: ToolCall, conversation: str | None = None) -> OpenCall | None:
         """The open span of ``call`` (by id and content), without removing it."""

@@ -1,0 +1,349 @@
+"""Agent frameworks that trace their own tools: one ``execute_tool`` span per call id.
+
+Real frameworks (pydantic-ai with its instrumentation, LangChain with OpenInference's
+instrumentor) drive the loopback simulator through the real openai SDK, recording into
+in-memory providers; tooltap adopts the framework's tool span, or emits its own when
+the framework's tracing is off, and its metrics are the same either way.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+from collections import Counter
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any
+
+import pytest
+from langchain.agents import create_agent
+from langchain_core.tools import tool
+from langchain_openai import ChatOpenAI
+from openinference.instrumentation.langchain import LangChainInstrumentor
+from opentelemetry.sdk.metrics import MeterProvider
+from opentelemetry.sdk.metrics.export import InMemoryMetricReader
+from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
+from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+from pydantic_ai import Agent
+from pydantic_ai.models.instrumented import InstrumentationSettings
+from pydantic_ai.models.openai import OpenAIChatModel
+from pydantic_ai.providers.openai import OpenAIProvider
+
+import tooltap
+from tooltap.simulator import Fault, Simulator
+
+from .drivers import RESULTS, USER
+
+
+class Run:
+    """One instrumented run's providers, and what it recorded."""
+
+    def __init__(self) -> None:
+        self.exporter = InMemorySpanExporter()
+        self.tracer_provider = TracerProvider()
+        self.tracer_provider.add_span_processor(SimpleSpanProcessor(self.exporter))
+        self.reader = InMemoryMetricReader()
+        self.meter_provider = MeterProvider(metric_readers=[self.reader])
+        self.events: list[Any] = []
+
+    def spans(self) -> list[ReadableSpan]:
+        return list(self.exporter.get_finished_spans())
+
+    def call_ids(self) -> list[str]:
+        """The call ids tooltap received (usable or broken)."""
+        ids = [e.call.call_id for e in self.events if isinstance(e, tooltap.ToolCallReceived)]
+        ids += [e.problem.call_id for e in self.events if isinstance(e, tooltap.ToolCallProblem)]
+        return [i for i in ids if i is not None]
+
+    def tool_spans(self, call_id: str) -> list[ReadableSpan]:
+        """The ``execute_tool`` spans of ``call_id`` in the trace, whoever made them."""
+        return [
+            s
+            for s in self.spans()
+            if (s.attributes or {}).get("gen_ai.operation.name") == "execute_tool"
+            and (s.attributes or {}).get("gen_ai.tool.call.id") == call_id
+        ]
+
+    def tooltap_metrics(self) -> Counter[tuple[str, tuple[tuple[str, Any], ...]]]:
+        """tooltap's metric points (name, attributes) -> sum or number of recordings."""
+        found: Counter[tuple[str, tuple[tuple[str, Any], ...]]] = Counter()
+        data = self.reader.get_metrics_data()
+        for resource in data.resource_metrics if data else ():
+            for scope in resource.scope_metrics:
+                if scope.scope.name != "tooltap":
+                    continue
+                for metric in scope.metrics:
+                    for point in metric.data.data_points:
+                        value = getattr(point, "value", None)
+                        key = (metric.name, tuple(sorted((point.attributes or {}).items())))
+                        found[key] += point.count if value is None else value
+        return found
+
+
+@contextmanager
+def instrumented(**options: Any) -> Iterator[Run]:
+    run = Run()
+    tooltap.instrument(
+        tracer_provider=run.tracer_provider,
+        meter_provider=run.meter_provider,
+        listeners=[run.events.append],
+        **options,
+    )
+    try:
+        yield run
+    finally:
+        tooltap.flush()
+        tooltap.uninstrument()
+        run.tracer_provider.shutdown()
+        run.meter_provider.shutdown()
+
+
+def _lookup(key: str) -> str:
+    return RESULTS[key]
+
+
+def run_pydantic_ai(sim: Simulator, run: Run, *, traced: bool, provider: Any = None) -> str:
+    """The lookup conversation through a pydantic-ai agent (its tracing on or off)."""
+    model = OpenAIChatModel(
+        "gpt-4o-mini", provider=OpenAIProvider(base_url=sim.openai_base_url, api_key="sk-test")
+    )
+    agent = Agent(model)
+    agent.instrument = (
+        InstrumentationSettings(
+            tracer_provider=provider or run.tracer_provider, meter_provider=run.meter_provider
+        )
+        if traced
+        else False
+    )
+    agent.tool_plain(name="lookup_demo_value")(_lookup)
+    return agent.run_sync(USER).output
+
+
+@contextmanager
+def openinference(provider: TracerProvider) -> Iterator[None]:
+    instrumentor = LangChainInstrumentor()
+    instrumentor.instrument(tracer_provider=provider)
+    try:
+        yield
+    finally:
+        instrumentor.uninstrument()
+
+
+@tool
+def lookup_demo_value(key: str) -> str:
+    """The stored value of ``key``."""
+    return RESULTS[key]
+
+
+def run_langchain(sim: Simulator) -> str:
+    llm = ChatOpenAI(model="gpt-4o-mini", base_url=sim.openai_base_url, api_key="sk-test")
+    agent = create_agent(llm, [lookup_demo_value])
+    return str(agent.invoke({"messages": [("user", USER)]})["messages"][-1].content)
+
+
+def one_span_per_call(run: Run) -> list[ReadableSpan]:
+    ids = run.call_ids()
+    assert len(ids) == 2
+    spans = [run.tool_spans(call_id) for call_id in ids]
+    assert [len(s) for s in spans] == [1, 1], [[x.name for x in s] for s in spans]
+    return [s[0] for s in spans]
+
+
+def result_events(run: Run) -> list[dict[str, Any]]:
+    return [
+        dict(e.attributes or {})
+        for s in run.spans()
+        for e in s.events
+        if e.name == "tooltap.tool_result"
+    ]
+
+
+# --- pydantic-ai -------------------------------------------------------------------------
+
+
+def test_pydantic_ai_tool_span_is_adopted(sim: Simulator) -> None:
+    with instrumented() as run:
+        assert run_pydantic_ai(sim, run, traced=True) == "You are 170 cm tall and weigh 70 kg."
+    spans = one_span_per_call(run)
+    for span in spans:
+        attributes = dict(span.attributes or {})
+        assert span.instrumentation_scope is not None
+        assert span.instrumentation_scope.name == "pydantic-ai"
+        assert attributes["tooltap.tool_span"] == "adopted"
+        assert attributes["tooltap.outcome"] == "ok"
+        assert "tooltap.tool_call.index" in attributes
+    events = result_events(run)
+    assert sorted(e["gen_ai.tool.call.id"] for e in events) == sorted(run.call_ids())
+    assert {e["tooltap.result"] for e in events} == {"ok"}
+    assert all(e["tooltap.tool_call.duration"] > 0 for e in events)
+
+
+def test_pydantic_ai_untraced_gets_tooltaps_span(sim: Simulator) -> None:
+    with instrumented() as run:
+        run_pydantic_ai(sim, run, traced=False)
+    for span in one_span_per_call(run):
+        assert span.instrumentation_scope is not None
+        assert span.instrumentation_scope.name == "tooltap"
+        assert (span.attributes or {})["tooltap.result"] == "ok"
+    assert result_events(run) == []
+
+
+def test_pydantic_ai_invalid_arguments_stay_visible(sim: Simulator) -> None:
+    sim.inject(Fault("invalid_json_args"), dialect="openai.chat")
+    with instrumented() as run:
+        run_pydantic_ai(sim, run, traced=True)
+    outcomes = sorted(str((s.attributes or {})["tooltap.outcome"]) for s in one_span_per_call(run))
+    assert outcomes == ["invalid_json", "ok"]
+    broken = next(
+        s for s in run.spans() if (s.attributes or {}).get("tooltap.outcome") == "invalid_json"
+    )
+    assert broken.instrumentation_scope is not None
+    assert broken.instrumentation_scope.name == "pydantic-ai"
+    assert (
+        run.tooltap_metrics()[
+            (
+                "tooltap.tool_calls",
+                (
+                    ("gen_ai.operation.name", "execute_tool"),
+                    ("gen_ai.provider.name", "openai"),
+                    ("gen_ai.tool.name", "lookup_demo_value"),
+                    ("tooltap.outcome", "invalid_json"),
+                ),
+            )
+        ]
+        == 1
+    )
+
+
+@pytest.mark.parametrize("fault", [None, "invalid_json_args"])
+def test_pydantic_ai_metrics_same_traced_or_not(sim: Simulator, fault: str | None) -> None:
+    metrics = []
+    for traced in (True, False):
+        sim.reset()
+        if fault:
+            sim.inject(Fault(fault), dialect="openai.chat")
+        with instrumented() as run:
+            run_pydantic_ai(sim, run, traced=traced)
+        metrics.append(run.tooltap_metrics())
+    assert metrics[0] == metrics[1]
+    assert any(name == "tooltap.tool_call.duration" for name, _ in metrics[0])
+
+
+def test_pydantic_ai_switched_off_keeps_both_spans(sim: Simulator) -> None:
+    with instrumented(adopt_tool_spans=False) as run:
+        run_pydantic_ai(sim, run, traced=True)
+    for call_id in run.call_ids():
+        scopes = sorted(
+            s.instrumentation_scope.name
+            for s in run.tool_spans(call_id)
+            if s.instrumentation_scope is not None
+        )
+        assert scopes == ["pydantic-ai", "tooltap"]
+
+
+def test_pydantic_ai_on_another_provider_is_not_adopted(sim: Simulator) -> None:
+    elsewhere = InMemorySpanExporter()
+    provider = TracerProvider()
+    provider.add_span_processor(SimpleSpanProcessor(elsewhere))
+    with instrumented() as run:
+        run_pydantic_ai(sim, run, traced=True, provider=provider)
+    for span in one_span_per_call(run):
+        assert span.instrumentation_scope is not None
+        assert span.instrumentation_scope.name == "tooltap"
+    theirs = [s for s in elsewhere.get_finished_spans() if s.name.startswith("execute_tool")]
+    assert len(theirs) == 2
+    assert all("tooltap.tool_span" not in (s.attributes or {}) for s in theirs)
+    provider.shutdown()
+
+
+_GLOBAL_SCRIPT = textwrap.dedent(
+    """
+    import json
+    from opentelemetry import trace
+    from opentelemetry.sdk.trace import TracerProvider
+    from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+    from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+    from pydantic_ai import Agent
+    from pydantic_ai.models.openai import OpenAIChatModel
+    from pydantic_ai.providers.openai import OpenAIProvider
+    import tooltap
+    from tooltap.simulator import Simulator
+
+    exporter = InMemorySpanExporter()
+    provider = TracerProvider()
+    provider.add_span_processor(SimpleSpanProcessor(exporter))
+    trace.set_tracer_provider(provider)
+    tooltap.instrument()
+    Agent.instrument_all()
+    with Simulator() as sim:
+        model = OpenAIChatModel(
+            "gpt-4o-mini", provider=OpenAIProvider(base_url=sim.openai_base_url, api_key="k")
+        )
+        agent = Agent(model)
+        agent.tool_plain(name="lookup_demo_value")(lambda key: {"height": "1", "weight": "2"}[key])
+        agent.run_sync("How tall am I, and how much do I weigh?")
+    tooltap.flush()
+    print(json.dumps([
+        [s.instrumentation_scope.name, s.attributes.get("gen_ai.tool.call.id")]
+        for s in exporter.get_finished_spans()
+        if s.attributes.get("gen_ai.operation.name") == "execute_tool"
+    ]))
+    """
+)
+
+
+def test_pydantic_ai_with_global_providers() -> None:
+    """The app's global provider (pydantic-ai's ``instrument_all``, tooltap's default)."""
+    done = subprocess.run(
+        [sys.executable, "-c", _GLOBAL_SCRIPT],
+        capture_output=True,
+        text=True,
+        timeout=50,
+        env={**os.environ, "OTEL_SDK_DISABLED": "false"},
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    spans = json.loads(done.stdout.strip().splitlines()[-1])
+    assert len(spans) == 2
+    assert {scope for scope, _ in spans} == {"pydantic-ai"}
+    assert len({call_id for _, call_id in spans}) == 2
+
+
+# --- LangChain with OpenInference ----------------------------------------------------------
+
+
+def test_openinference_langchain_tool_span_is_adopted(sim: Simulator) -> None:
+    with instrumented() as run, openinference(run.tracer_provider):
+        assert run_langchain(sim) == "You are 170 cm tall and weigh 70 kg."
+    for span in one_span_per_call(run):
+        attributes = dict(span.attributes or {})
+        assert attributes["openinference.span.kind"] == "TOOL"
+        assert attributes["tooltap.tool_span"] == "adopted"
+        assert attributes["tooltap.outcome"] == "ok"
+    assert {e["tooltap.result"] for e in result_events(run)} == {"ok"}
+
+
+def test_openinference_off_gets_tooltaps_span(sim: Simulator) -> None:
+    with instrumented() as run:
+        run_langchain(sim)
+    for span in one_span_per_call(run):
+        assert span.instrumentation_scope is not None
+        assert span.instrumentation_scope.name == "tooltap"
+
+
+def test_openinference_metrics_same_traced_or_not(sim: Simulator) -> None:
+    metrics = []
+    for traced in (True, False):
+        sim.reset()
+        with instrumented() as run:
+            if traced:
+                with openinference(run.tracer_provider):
+                    run_langchain(sim)
+            else:
+                run_langchain(sim)
+        metrics.append(run.tooltap_metrics())
+    assert metrics[0] == metrics[1]
