@@ -347,3 +347,17 @@ def test_openinference_metrics_same_traced_or_not(sim: Simulator) -> None:
                 run_langchain(sim)
         metrics.append(run.tooltap_metrics())
     assert metrics[0] == metrics[1]
+
+
+def test_openinference_invalid_arguments_keep_tooltaps_span(sim: Simulator) -> None:
+    """LangChain never runs a call with malformed arguments: no TOOL span, tooltap's own."""
+    sim.inject(Fault("invalid_json_args"), dialect="openai.chat")
+    with instrumented() as run, openinference(run.tracer_provider):
+        run_langchain(sim)
+    by_outcome = {str((s.attributes or {})["tooltap.outcome"]): s for s in one_span_per_call(run)}
+    assert sorted(by_outcome) == ["invalid_json", "ok"]
+    broken, good = by_outcome["invalid_json"], by_outcome["ok"]
+    assert broken.instrumentation_scope is not None and good.instrumentation_scope is not None
+    assert broken.instrumentation_scope.name == "tooltap"
+    assert (broken.attributes or {})["error.type"] == "invalid_json"
+    assert (good.attributes or {})["tooltap.tool_span"] == "adopted"
