@@ -53,7 +53,7 @@ from .content import to_json
 from .correlate import Answered, Identity, OpenCall, OpenCalls, Wanted
 from .instruments import Instruments, ToolNames
 from .listeners import Listeners, ToolCallReceived, ToolResultSent
-from .pending_span import adopted_result, adoption_on, start_tool_span
+from .pending_span import adopted_result, adoption_on, context_of, start_tool_span
 
 __all__ = ["BROKEN_CALL_KINDS", "Lifecycle", "OpenCall"]
 
@@ -153,7 +153,7 @@ class Lifecycle:
                          outcome, time.monotonic(), conversation, broken=broken)  # fmt: skip
         self._register(entry)
         if not broken and self._listeners:
-            self._listeners.emit(ToolCallReceived(call, entry.span))
+            self._listeners.emit(ToolCallReceived(call, context_of(entry.span)))
         return entry
 
     def broken(

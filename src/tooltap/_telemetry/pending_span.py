@@ -37,6 +37,7 @@ __all__ = [
     "PendingToolSpan",
     "adopted_result",
     "adoption_on",
+    "context_of",
     "set_framework_probe",
     "start_tool_span",
 ]
@@ -250,3 +251,11 @@ def adopted_result(
     if call_id is not None:
         attributes[sc.GEN_AI_TOOL_CALL_ID] = call_id
     inference_span.add_event(sc.EVENT_ADOPTED_RESULT, attributes)
+
+
+def context_of(span: Span | None) -> Span | SpanContext | None:
+    """What a listener event holds of ``span``: a pending span itself (decided when its
+    context is read), else its context."""
+    if span is None or isinstance(span, PendingToolSpan):
+        return span
+    return span.get_span_context()
