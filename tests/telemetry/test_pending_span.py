@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import threading
 import time
 
+from opentelemetry import trace
 from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
@@ -102,3 +104,25 @@ def test_adoption_switch() -> None:
     assert not adoption_on(Config(), {"TOOLTAP_ADOPT_TOOL_SPANS": "0"})
     assert not adoption_on(Config(adopt_tool_spans=False), {})
     assert adoption_on(Config(adopt_tool_spans=True), {"TOOLTAP_ADOPT_TOOL_SPANS": "false"})
+
+
+def test_a_child_of_a_pending_span_without_a_parent_nests_under_it() -> None:
+    """The harness runs a handler in the span: made then, with the context of its receipt."""
+    provider, exporter = _setup()
+    tracer = provider.get_tracer("t")
+    pending = PendingToolSpan(tracer, "execute_tool lookup", None, ATTRIBUTES)
+
+    def handler() -> None:
+        with trace.use_span(pending, end_on_exit=False):
+            tracer.start_span("handler").end()
+
+    worker = threading.Thread(target=handler, daemon=True)
+    worker.start()
+    worker.join(5)
+    assert not worker.is_alive()
+    pending.end()
+    spans = {s.name: s for s in exporter.get_finished_spans()}
+    tool, child = spans["execute_tool lookup"], spans["handler"]
+    assert tool.parent is None
+    assert child.parent is not None and tool.context is not None
+    assert child.parent.span_id == tool.context.span_id

@@ -25,7 +25,7 @@ import time
 from collections.abc import Callable, Mapping
 from typing import Any, Final
 
-from opentelemetry.context import Context
+from opentelemetry.context import Context, get_current
 from opentelemetry.trace import Span, SpanContext, SpanKind, Status, StatusCode, Tracer
 from opentelemetry.util.types import Attributes, AttributeValue
 
@@ -87,7 +87,7 @@ class PendingToolSpan(Span):
     ) -> None:
         self._tracer = tracer
         self._name = name
-        self._context = context
+        self._context = context if context is not None else get_current()  # as at receipt
         self._start = time.time_ns()
         self._initial = dict(attributes)
         self._later: list[tuple[str, Any, Any, Any]] = []
