@@ -313,6 +313,29 @@ def test_pydantic_ai_with_global_providers() -> None:
     assert len({call_id for _, call_id in spans}) == 2
 
 
+def test_pydantic_ai_ids_numbered_per_response() -> None:
+    """Ids reused by every response (``call_0``): each conversation's calls adopt their own."""
+    with Simulator(ids="numbered") as numbered, instrumented() as run:
+        for _ in range(3):
+            run_pydantic_ai(numbered, run, traced=True)
+    tool_spans = [
+        s
+        for s in run.spans()
+        if (s.attributes or {}).get("gen_ai.operation.name") == "execute_tool"
+    ]
+    assert len(tool_spans) == 6
+    assert all((s.attributes or {}).get("tooltap.tool_span") == "adopted" for s in tool_spans)
+    per_trace = Counter(
+        (s.context.trace_id, (s.attributes or {})["gen_ai.tool.call.id"])
+        for s in tool_spans
+        if s.context is not None
+    )
+    assert sorted(per_trace.values()) == [1] * 6
+    assert len({trace for trace, _ in per_trace}) == 3
+    results = Counter(e["tooltap.result"] for e in result_events(run))
+    assert results == {"ok": 6}
+
+
 # --- LangChain with OpenInference ----------------------------------------------------------
 
 
