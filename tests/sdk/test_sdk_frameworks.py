@@ -13,6 +13,7 @@ import os
 import subprocess
 import sys
 import textwrap
+import threading
 from collections import Counter
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -334,6 +335,50 @@ def test_pydantic_ai_ids_numbered_per_response() -> None:
     assert len({trace for trace, _ in per_trace}) == 3
     results = Counter(e["tooltap.result"] for e in result_events(run))
     assert results == {"ok": 6}
+
+
+def test_pydantic_ai_concurrent_conversations_sharing_ids() -> None:
+    """Four conversations at once, every response numbering its calls ``call_0``,
+    ``call_1``: within ``tooltap.conversation``, each framework span is its own call's."""
+    errors: list[BaseException] = []
+
+    def converse(run: Run, sim: Simulator, name: str) -> None:
+        try:
+            tracer = run.tracer_provider.get_tracer("app")
+            with tooltap.conversation(name), tracer.start_as_current_span(name):
+                run_pydantic_ai(sim, run, traced=True)
+        except BaseException as exc:  # noqa: BLE001 - reported by the test
+            errors.append(exc)
+
+    with Simulator(ids="numbered") as numbered, instrumented() as run:
+        threads = [
+            threading.Thread(target=converse, args=(run, numbered, f"c{i}")) for i in range(4)
+        ]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join(30)
+    assert not errors and not any(t.is_alive() for t in threads)
+    roots = {s.context.trace_id: s.name for s in run.spans() if s.parent is None and s.context}
+    tool_spans = [
+        s
+        for s in run.spans()
+        if (s.attributes or {}).get("gen_ai.operation.name") == "execute_tool"
+    ]
+    assert len(tool_spans) == 8
+    assert all((s.attributes or {})["tooltap.tool_span"] == "adopted" for s in tool_spans)
+    by_id = {s.context.span_id: s for s in tool_spans if s.context is not None}
+    linked = [
+        (span, link)
+        for span in run.spans()
+        for link in span.links
+        if (link.attributes or {}).get("tooltap.link") == "tool_result"
+    ]
+    assert len(linked) == 8
+    for span, link in linked:  # a result links to the framework span of its own conversation
+        assert span.context is not None
+        assert roots[link.context.trace_id] == roots[span.context.trace_id]
+        assert link.context.span_id in by_id
 
 
 # --- LangChain with OpenInference ----------------------------------------------------------
