@@ -1,9 +1,8 @@
-"""Agent frameworks that trace their own tools: one ``execute_tool`` span per call id.
+"""pydantic-ai with its instrumentation on: one ``execute_tool`` span per call id.
 
-Real frameworks (pydantic-ai with its instrumentation, LangChain with OpenInference's
-instrumentor) drive the loopback simulator through the real openai SDK, recording into
-in-memory providers; tooltap adopts the framework's tool span, or emits its own when
-the framework's tracing is off, and its metrics are the same either way.
+The real agent drives the loopback simulator through the real openai SDK, recording
+into in-memory providers; tooltap adopts pydantic-ai's tool span, or emits its own when
+the agent's instrumentation is off, and its metrics are the same either way.
 """
 
 from __future__ import annotations
@@ -15,18 +14,10 @@ import sys
 import textwrap
 import threading
 from collections import Counter
-from collections.abc import Iterator
-from contextlib import contextmanager
 from typing import Any
 
 import pytest
-from langchain.agents import create_agent
-from langchain_core.tools import tool
-from langchain_openai import ChatOpenAI
-from openinference.instrumentation.langchain import LangChainInstrumentor
-from opentelemetry.sdk.metrics import MeterProvider
-from opentelemetry.sdk.metrics.export import InMemoryMetricReader
-from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
+from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 from pydantic_ai import Agent
@@ -38,69 +29,7 @@ import tooltap
 from tooltap.simulator import Fault, Simulator
 
 from .drivers import RESULTS, USER
-
-
-class Run:
-    """One instrumented run's providers, and what it recorded."""
-
-    def __init__(self) -> None:
-        self.exporter = InMemorySpanExporter()
-        self.tracer_provider = TracerProvider()
-        self.tracer_provider.add_span_processor(SimpleSpanProcessor(self.exporter))
-        self.reader = InMemoryMetricReader()
-        self.meter_provider = MeterProvider(metric_readers=[self.reader])
-        self.events: list[Any] = []
-
-    def spans(self) -> list[ReadableSpan]:
-        return list(self.exporter.get_finished_spans())
-
-    def call_ids(self) -> list[str]:
-        """The call ids tooltap received (usable or broken)."""
-        ids = [e.call.call_id for e in self.events if isinstance(e, tooltap.ToolCallReceived)]
-        ids += [e.problem.call_id for e in self.events if isinstance(e, tooltap.ToolCallProblem)]
-        return [i for i in ids if i is not None]
-
-    def tool_spans(self, call_id: str) -> list[ReadableSpan]:
-        """The ``execute_tool`` spans of ``call_id`` in the trace, whoever made them."""
-        return [
-            s
-            for s in self.spans()
-            if (s.attributes or {}).get("gen_ai.operation.name") == "execute_tool"
-            and (s.attributes or {}).get("gen_ai.tool.call.id") == call_id
-        ]
-
-    def tooltap_metrics(self) -> Counter[tuple[str, tuple[tuple[str, Any], ...]]]:
-        """tooltap's metric points (name, attributes) -> sum or number of recordings."""
-        found: Counter[tuple[str, tuple[tuple[str, Any], ...]]] = Counter()
-        data = self.reader.get_metrics_data()
-        for resource in data.resource_metrics if data else ():
-            for scope in resource.scope_metrics:
-                if scope.scope.name != "tooltap":
-                    continue
-                for metric in scope.metrics:
-                    for point in metric.data.data_points:
-                        value = getattr(point, "value", None)
-                        key = (metric.name, tuple(sorted((point.attributes or {}).items())))
-                        found[key] += point.count if value is None else value
-        return found
-
-
-@contextmanager
-def instrumented(**options: Any) -> Iterator[Run]:
-    run = Run()
-    tooltap.instrument(
-        tracer_provider=run.tracer_provider,
-        meter_provider=run.meter_provider,
-        listeners=[run.events.append],
-        **options,
-    )
-    try:
-        yield run
-    finally:
-        tooltap.flush()
-        tooltap.uninstrument()
-        run.tracer_provider.shutdown()
-        run.meter_provider.shutdown()
+from .frameworks import Run, instrumented, one_span_per_call, result_events
 
 
 def _lookup(key: str) -> str:
@@ -122,48 +51,6 @@ def run_pydantic_ai(sim: Simulator, run: Run, *, traced: bool, provider: Any = N
     )
     agent.tool_plain(name="lookup_demo_value")(_lookup)
     return agent.run_sync(USER).output
-
-
-@contextmanager
-def openinference(provider: TracerProvider) -> Iterator[None]:
-    instrumentor = LangChainInstrumentor()
-    instrumentor.instrument(tracer_provider=provider)
-    try:
-        yield
-    finally:
-        instrumentor.uninstrument()
-
-
-@tool
-def lookup_demo_value(key: str) -> str:
-    """The stored value of ``key``."""
-    return RESULTS[key]
-
-
-def run_langchain(sim: Simulator) -> str:
-    llm = ChatOpenAI(model="gpt-4o-mini", base_url=sim.openai_base_url, api_key="sk-test")
-    agent = create_agent(llm, [lookup_demo_value])
-    return str(agent.invoke({"messages": [("user", USER)]})["messages"][-1].content)
-
-
-def one_span_per_call(run: Run) -> list[ReadableSpan]:
-    ids = run.call_ids()
-    assert len(ids) == 2
-    spans = [run.tool_spans(call_id) for call_id in ids]
-    assert [len(s) for s in spans] == [1, 1], [[x.name for x in s] for s in spans]
-    return [s[0] for s in spans]
-
-
-def result_events(run: Run) -> list[dict[str, Any]]:
-    return [
-        dict(e.attributes or {})
-        for s in run.spans()
-        for e in s.events
-        if e.name == "tooltap.tool_result"
-    ]
-
-
-# --- pydantic-ai -------------------------------------------------------------------------
 
 
 def test_pydantic_ai_tool_span_is_adopted(sim: Simulator) -> None:
@@ -379,53 +266,3 @@ def test_pydantic_ai_concurrent_conversations_sharing_ids() -> None:
         assert span.context is not None
         assert roots[link.context.trace_id] == roots[span.context.trace_id]
         assert link.context.span_id in by_id
-
-
-# --- LangChain with OpenInference ----------------------------------------------------------
-
-
-def test_openinference_langchain_tool_span_is_adopted(sim: Simulator) -> None:
-    with instrumented() as run, openinference(run.tracer_provider):
-        assert run_langchain(sim) == "You are 170 cm tall and weigh 70 kg."
-    for span in one_span_per_call(run):
-        attributes = dict(span.attributes or {})
-        assert attributes["openinference.span.kind"] == "TOOL"
-        assert attributes["tooltap.tool_span"] == "adopted"
-        assert attributes["tooltap.outcome"] == "ok"
-    assert {e["tooltap.result"] for e in result_events(run)} == {"ok"}
-
-
-def test_openinference_off_gets_tooltaps_span(sim: Simulator) -> None:
-    with instrumented() as run:
-        run_langchain(sim)
-    for span in one_span_per_call(run):
-        assert span.instrumentation_scope is not None
-        assert span.instrumentation_scope.name == "tooltap"
-
-
-def test_openinference_metrics_same_traced_or_not(sim: Simulator) -> None:
-    metrics = []
-    for traced in (True, False):
-        sim.reset()
-        with instrumented() as run:
-            if traced:
-                with openinference(run.tracer_provider):
-                    run_langchain(sim)
-            else:
-                run_langchain(sim)
-        metrics.append(run.tooltap_metrics())
-    assert metrics[0] == metrics[1]
-
-
-def test_openinference_invalid_arguments_keep_tooltaps_span(sim: Simulator) -> None:
-    """LangChain never runs a call with malformed arguments: no TOOL span, tooltap's own."""
-    sim.inject(Fault("invalid_json_args"), dialect="openai.chat")
-    with instrumented() as run, openinference(run.tracer_provider):
-        run_langchain(sim)
-    by_outcome = {str((s.attributes or {})["tooltap.outcome"]): s for s in one_span_per_call(run)}
-    assert sorted(by_outcome) == ["invalid_json", "ok"]
-    broken, good = by_outcome["invalid_json"], by_outcome["ok"]
-    assert broken.instrumentation_scope is not None and good.instrumentation_scope is not None
-    assert broken.instrumentation_scope.name == "tooltap"
-    assert (broken.attributes or {})["error.type"] == "invalid_json"
-    assert (good.attributes or {})["tooltap.tool_span"] == "adopted"
