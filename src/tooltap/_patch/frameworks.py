@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from types import TracebackType
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from .._quietly import quietly
 from .._telemetry import semconv as sc
@@ -26,10 +26,7 @@ from .._telemetry.foreign_tool_span import adopt
 from .._telemetry.pending_span import set_framework_probe
 from .patchset import Patch, PatchSet
 
-if TYPE_CHECKING:
-    from .._telemetry.telemetry import Telemetry
-
-__all__ = ["PATCHES", "install", "uninstall"]
+__all__ = ["PATCHES"]
 
 
 class _Adopting:
@@ -107,13 +104,5 @@ PATCHES = PatchSet(
     ]
 )
 
-
-def install(tel: Telemetry) -> None:
-    """Hook the frameworks now or when they are imported."""
-    set_framework_probe(lambda: bool(PATCHES.applied))
-    PATCHES.install()
-
-
-def uninstall() -> None:
-    """Remove tooltap's framework hooks."""
-    PATCHES.uninstall()
+#: tooltap's own tool spans wait for a framework's only while one of these hooks is in place.
+set_framework_probe(lambda: bool(PATCHES.applied))
