@@ -32,7 +32,15 @@ from opentelemetry.instrumentation.instrumentor import (  # type: ignore[attr-de
 )
 
 from ._forks import holding_lock, new_rlock
-from ._patch import aiohttp_tap, httpx_tap, sdk_anthropic, sdk_google, sdk_openai, tap_stream
+from ._patch import (
+    aiohttp_tap,
+    frameworks,
+    httpx_tap,
+    sdk_anthropic,
+    sdk_google,
+    sdk_openai,
+    tap_stream,
+)
 from ._patch.patchset import PatchSet
 from ._quietly import quietly
 from ._telemetry import export
@@ -72,6 +80,7 @@ PATCH_SETS: Final[tuple[PatchSet, ...]] = (
     sdk_anthropic.PATCHES,
     sdk_google.PATCHES,
     aiohttp_tap.PATCHES,
+    frameworks.PATCHES,
 )
 #: The SDK ranges whose retry funnels the SDK-layer patches know (the oldest ones are
 #: tested in a venv of their own: ``scripts/test-old-sdks``).

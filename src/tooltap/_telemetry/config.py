@@ -167,6 +167,10 @@ class Config:
     stream_buffered_wait: float = 2.0
     #: Events the first read of a ``stream_buffered`` stream carries, at least.
     stream_buffered_events: int = 8
+    #: Adopt an agent framework's own tool span (pydantic-ai, OpenInference's LangChain
+    #: instrumentor) as a call's ``execute_tool`` span instead of emitting a second one.
+    #: None reads ``$TOOLTAP_ADOPT_TOOL_SPANS`` (default on).
+    adopt_tool_spans: bool | None = None
 
     #: Host patterns observed (``fnmatch``, e.g. ``"*.openai.azure.com"``; one with a ``/``
     #: matches ``host/path``); empty: every host (gateways, self-hosted proxies).

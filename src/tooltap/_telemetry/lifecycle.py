@@ -26,6 +26,9 @@ call never fully arrived: no span, but it is open (spanless) so that a result fo
 counts as ``ok``/``error``, not ``unknown_call``; it expires silently. Listeners get no
 ``ToolCallReceived`` for a broken call (it is not a call to run).
 
+While an agent framework that traces its own tools is hooked, the span is pending
+(``pending_span``): a framework's span for the call may be adopted instead.
+
 A forked child starts with empty tables and a fresh lock. A retired lifecycle (its
 ``Telemetry`` uninstrumented) ends at once, as orphaned, every call that still reaches it
 (a response tapped just before ``uninstrument()``): nothing is left open in it.
@@ -40,7 +43,7 @@ from typing import Any, Final
 
 from opentelemetry import trace
 from opentelemetry.context import Context
-from opentelemetry.trace import Span, SpanContext, SpanKind, Status, StatusCode, Tracer
+from opentelemetry.trace import Span, SpanContext, Status, StatusCode, Tracer
 
 from .._core.dialects import provider_of
 from .._core.model import ModelTurn, Problem, ToolCall, ToolResultRef
@@ -53,6 +56,7 @@ from .conversation import current_conversation
 from .correlate import Answered, Identity, OpenCall, OpenCalls, Scope, Wanted, moved_past
 from .instruments import Instruments, ToolNames
 from .listeners import Listeners, ToolCallReceived, ToolResultSent
+from .pending_span import adopted_result, adoption_on, context_of, start_tool_span
 
 __all__ = ["BROKEN_CALL_KINDS", "Lifecycle", "OpenCall"]
 
@@ -84,6 +88,8 @@ class Lifecycle:
         self._content = config.content_on_span
         self._orphan_timeout = config.orphan_timeout
         self._limits = (config.max_open_calls, config.max_open_bytes, config.call_id_memory)
+        #: A framework's tool span may become a call's span (``foreign_tool_span``).
+        self.adopts = adoption_on(config)
         self._retired = False
         self._reset()
         _lifecycles.add(self)
@@ -150,11 +156,12 @@ class Lifecycle:
             arguments = call.raw_arguments if broken else to_json(call.args)
             if arguments is not None:
                 attributes[sc.GEN_AI_TOOL_CALL_ARGUMENTS] = arguments
-        span = self._tracer.start_span(
+        span = start_tool_span(
+            self._tracer,
             f"{sc.OPERATION_EXECUTE_TOOL} {call.name}".rstrip(),
-            context=ctx,
-            kind=SpanKind.INTERNAL,
-            attributes=attributes,
+            ctx,
+            attributes,
+            adopt=self.adopts,
         )
         key = None if broken else call_key(call.name, call.args)
         entry = OpenCall(span, call.call_id, call.name, call.index, key, provider, label,
@@ -163,7 +170,7 @@ class Lifecycle:
                          broken=broken)  # fmt: skip
         self._register(entry)
         if not broken and self._listeners:
-            self._listeners.emit(ToolCallReceived(call, entry.context))
+            self._listeners.emit(ToolCallReceived(call, context_of(entry.span)))
         return entry
 
     def broken(
@@ -297,6 +304,9 @@ class Lifecycle:
             duration = self._finish(entry, result, is_error=ref.is_error)
             if entry.span is not None:
                 links.append(entry.span.get_span_context())
+                adopted_result(
+                    entry.span, inference_span, ref.call_id, entry.name, result, duration
+                )
             if self._listeners:
                 self._listeners.emit(
                     ToolResultSent(ref.call_id, entry.name, ref.is_error, duration, result)
@@ -452,6 +462,11 @@ class Lifecycle:
         with self._lock:
             self._retired = True
         return self.end_all()
+
+    def open_call(self, call_id: str, key: int | None, conversation: str | None) -> OpenCall | None:
+        """The open call of ``call_id`` (and content ``key`` when known), without removing it."""
+        with self._lock:
+            return self._open.find(Wanted(call_id, key, conversation))
 
     def find(self, call: ToolCall, conversation: str | None = None) -> OpenCall | None:
         """The open span of ``call`` (by id and content), without removing it."""

@@ -87,6 +87,8 @@ TOOLTAP_TOOL_ATTEMPTS: Final = "tooltap.tool.attempts"  # handler runs for the c
 TOOLTAP_TOOL_REPLAYED: Final = "tooltap.tool.replayed"  # answered from the ledger, not run
 TOOLTAP_LEDGER_STATE: Final = "tooltap.ledger.state"  # done | pending (outcome unknown)
 TOOLTAP_IN_DOUBT_REASON: Final = "tooltap.in_doubt.reason"  # pending | timeout
+#: On a framework's tool span that tooltap adopted as the call's ``execute_tool`` span.
+TOOLTAP_TOOL_SPAN: Final = "tooltap.tool_span"
 
 # --- values ---
 OPERATION_CHAT: Final = "chat"
@@ -94,6 +96,7 @@ OPERATION_GENERATE_CONTENT: Final = "generate_content"
 OPERATION_EXECUTE_TOOL: Final = "execute_tool"
 TOOL_TYPE_FUNCTION: Final = "function"
 LINK_TOOL_RESULT: Final = "tool_result"
+TOOL_SPAN_ADOPTED: Final = "adopted"
 UNDECLARED_TOOL: Final = "_undeclared"
 OTHER_TOOL: Final = "_other"
 ERROR_OTHER: Final = "_OTHER"
@@ -121,6 +124,8 @@ EVENT_TOOL_RETRY: Final = "tooltap.tool.retry"  # tool span: a handler attempt f
 EVENT_TOOL_REPLAYED: Final = "tooltap.tool.replayed"  # tool span: the ledger's result was sent
 EVENT_CALL_REPLAYED: Final = "tooltap.tool_call.replayed"  # inference span: a response came again
 EVENT_TOOL_IN_DOUBT: Final = "tooltap.tool.in_doubt"  # tool span: a side effect's outcome unknown
+#: inference span: the result of a call whose tool span was a framework's (ended before it).
+EVENT_ADOPTED_RESULT: Final = "tooltap.tool_result"
 
 # --- metrics: name -> (kind, unit, description) ---
 OPERATION_DURATION: Final = _named("gen_ai.client.operation.duration")
