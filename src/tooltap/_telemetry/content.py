@@ -20,14 +20,7 @@ from .._core.model import Parsed
 from .._core.sse import SSEParser
 from .semconv import finish_reason
 
-__all__ = ["input_messages", "output_messages", "to_json"]
-
-
-def to_json(value: Any) -> str:
-    """Compact JSON (non-ASCII kept); strings pass through as they are."""
-    if isinstance(value, str):
-        return value
-    return json.dumps(value, ensure_ascii=False, separators=(",", ":"), default=str)
+__all__ = ["input_messages", "output_messages"]
 
 
 def input_messages(dialect: str, body: Any) -> list[Message]:

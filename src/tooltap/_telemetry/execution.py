@@ -22,8 +22,8 @@ from opentelemetry.trace import Span, Status, StatusCode
 from .._core.model import ToolCall
 from .._quietly import report
 from . import semconv as sc
-from .content import to_json
 from .conversation import current_conversation
+from .sanitize import Sanitizer
 from .telemetry import Telemetry, get_telemetry
 
 if TYPE_CHECKING:
@@ -114,7 +114,9 @@ class Execution:
                 span.set_attribute(sc.ERROR_TYPE, entry.handler_error)
                 span.set_status(Status(StatusCode.ERROR, entry.handler_error))
             if self._capture:
-                span.set_attribute(sc.GEN_AI_TOOL_CALL_RESULT, to_json(output))
+                clean = Sanitizer()
+                result = clean.json(output)
+                span.set_attributes(clean.count({sc.GEN_AI_TOOL_CALL_RESULT: result}))
             if self._instruments is not None:
                 attributes = {
                     sc.GEN_AI_OPERATION_NAME: sc.OPERATION_EXECUTE_TOOL,

@@ -16,6 +16,7 @@ from opentelemetry.metrics import CallbackOptions, Histogram, Meter, Observation
 
 from .._forks import new_lock
 from . import semconv as sc
+from .sanitize import NAME_CHARS, text
 
 __all__ = ["Instruments", "Tally", "ToolNames"]
 
@@ -129,9 +130,9 @@ class ToolNames:
         if not name or declared is None or name not in declared:
             return sc.UNDECLARED_TOOL
         if name in self._seen:
-            return name
+            return text(name, NAME_CHARS)
         with self._lock:
             if len(self._seen) >= self._cap:
                 return sc.OTHER_TOOL
             self._seen.add(name)
-        return name
+        return text(name, NAME_CHARS)

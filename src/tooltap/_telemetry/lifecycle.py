@@ -46,10 +46,10 @@ from .._forks import in_child, new_lock
 from . import semconv as sc
 from .callids import Bounded, call_key
 from .config import Config
-from .content import to_json
 from .correlate import Answered, Identity, OpenCall, OpenCalls, Wanted
 from .instruments import Instruments, ToolNames
 from .listeners import Listeners, ToolCallReceived, ToolResultSent
+from .sanitize import Sanitizer
 
 __all__ = ["BROKEN_CALL_KINDS", "Lifecycle", "OpenCall"]
 
@@ -116,9 +116,11 @@ class Lifecycle:
         ctx = context
         if ctx is None and parent is not None:
             ctx = trace.set_span_in_context(parent)
+        clean = Sanitizer()
+        name = clean.name(call.name)
         attributes: dict[str, Any] = {
             sc.GEN_AI_OPERATION_NAME: sc.OPERATION_EXECUTE_TOOL,
-            sc.GEN_AI_TOOL_NAME: call.name,
+            sc.GEN_AI_TOOL_NAME: name,
             sc.GEN_AI_TOOL_TYPE: sc.TOOL_TYPE_FUNCTION,
             sc.GEN_AI_PROVIDER_NAME: provider,
             sc.TOOLTAP_OUTCOME: outcome,
@@ -126,20 +128,20 @@ class Lifecycle:
         if call.index >= 0:
             attributes[sc.TOOLTAP_TOOL_CALL_INDEX] = call.index
         if call.call_id is not None:
-            attributes[sc.GEN_AI_TOOL_CALL_ID] = call.call_id
+            attributes[sc.GEN_AI_TOOL_CALL_ID] = clean.id(call.call_id)
         if conversation is not None:
-            attributes[sc.GEN_AI_CONVERSATION_ID] = conversation
+            attributes[sc.GEN_AI_CONVERSATION_ID] = clean.id(conversation)
         if broken:
             attributes[sc.ERROR_TYPE] = outcome
         if self._content:
-            arguments = call.raw_arguments if broken else to_json(call.args)
+            arguments = call.raw_arguments if broken else call.args
             if arguments is not None:
-                attributes[sc.GEN_AI_TOOL_CALL_ARGUMENTS] = arguments
+                attributes[sc.GEN_AI_TOOL_CALL_ARGUMENTS] = clean.json(arguments)
         span = self._tracer.start_span(
-            f"{sc.OPERATION_EXECUTE_TOOL} {call.name}".rstrip(),
+            f"{sc.OPERATION_EXECUTE_TOOL} {name}".rstrip(),
             context=ctx,
             kind=SpanKind.INTERNAL,
-            attributes=attributes,
+            attributes=clean.count(attributes),
         )
         key = None if broken else call_key(call.name, call.args)
         entry = OpenCall(span, call.call_id, call.name, call.index, key, provider, label,
@@ -285,12 +287,13 @@ class Lifecycle:
             and inference_span is not None
             and inference_span.is_recording()
         ):
+            clean = Sanitizer()
             attributes: dict[str, Any] = {sc.ERROR_TYPE: sc.RESULT_DUPLICATE}
             if ref.call_id is not None:
-                attributes[sc.GEN_AI_TOOL_CALL_ID] = ref.call_id
+                attributes[sc.GEN_AI_TOOL_CALL_ID] = clean.id(ref.call_id)
             if ref.name is not None:
-                attributes[sc.GEN_AI_TOOL_NAME] = ref.name
-            inference_span.add_event(sc.EVENT_DUPLICATE_RESULT, attributes)
+                attributes[sc.GEN_AI_TOOL_NAME] = clean.name(ref.name)
+            inference_span.add_event(sc.EVENT_DUPLICATE_RESULT, clean.count(attributes))
         self._listeners.emit(ToolResultSent(ref.call_id, ref.name, ref.is_error, None, result))
 
     # --- ending ----------------------------------------------------------------------------

@@ -63,6 +63,7 @@ from .conversation import current_conversation
 from .inference_span import InferenceSpan
 from .listeners import ToolCallProblem
 from .response import forced_tool_choice, problem_event, response_attributes
+from .sanitize import NAME_CHARS, text
 from .telemetry import Telemetry, get_telemetry
 
 __all__ = ["Operation", "current_operation", "get_telemetry"]
@@ -97,6 +98,8 @@ class Operation:
         self.tel = tel
         self.dialect = dialect
         self.owner = owner
+        if request_model:
+            request_model = text(request_model, NAME_CHARS)
         self.request_model = request_model
         self.provider = provider_name or sc.provider_name(dialect, server_address)
         self.attributes: dict[str, Any] = {
@@ -178,9 +181,9 @@ class Operation:
             self.attributes[sc.GEN_AI_PROVIDER_NAME] = self.provider
             self._out.set(sc.GEN_AI_PROVIDER_NAME, self.provider)
         if self.request_model is None and request_info.model:
-            self.request_model = request_info.model
-            self.attributes[sc.GEN_AI_REQUEST_MODEL] = request_info.model
-            self._out.set(sc.GEN_AI_REQUEST_MODEL, request_info.model)
+            self.request_model = text(request_info.model, NAME_CHARS)
+            self.attributes[sc.GEN_AI_REQUEST_MODEL] = self.request_model
+            self._out.set(sc.GEN_AI_REQUEST_MODEL, self.request_model)
             self._out.rename(self._name())
         self.request_info = request_info
         for problem in request_info.problems:

@@ -90,6 +90,8 @@ TOOLTAP_TOOL_ATTEMPTS: Final = "tooltap.tool.attempts"  # handler runs for the c
 TOOLTAP_TOOL_REPLAYED: Final = "tooltap.tool.replayed"  # answered from the ledger, not run
 TOOLTAP_LEDGER_STATE: Final = "tooltap.ledger.state"  # done | pending (outcome unknown)
 TOOLTAP_IN_DOUBT_REASON: Final = "tooltap.in_doubt.reason"  # pending | timeout
+#: Values of the span (or event) cut to their limit (``_telemetry.sanitize``).
+TOOLTAP_TRUNCATED: Final = "tooltap.truncated"
 
 # --- values ---
 OPERATION_CHAT: Final = "chat"
