@@ -59,6 +59,7 @@ PROBLEM_KINDS: Final = (
     "unexpected_shape",  # an event or body did not have the shape the dialect documents
     "undeclared_tool",  # the model called a tool the request did not declare
     "schema_violation",  # the arguments do not satisfy the declared JSON schema
+    "schema_too_large",  # the declared schema is too large to validate (not the call's fault)
     "invalid_tool_name",  # the name breaks the providers' rules
     "oversized_event",  # one SSE event exceeded ``Limits.max_event_bytes``
     "oversized_arguments",  # one call's arguments exceeded ``Limits.max_argument_bytes``

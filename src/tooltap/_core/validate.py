@@ -9,6 +9,11 @@ confirmed by a type-exact compare with what was compiled (so an app editing its 
 in place is noticed) without encoding it, and ``_schema_check`` accepts valid arguments
 without jsonschema when the schema keeps to its subset. jsonschema still produces every
 reported error.
+
+Preparing a schema (the metaschema check costs ~4 µs a character) is bounded and kept off
+the stream: ``prepare`` compiles a request's schemas when the request is sent, and a
+schema over ``MAX_SCHEMA_CHARS`` is never checked nor compiled (each call of that tool
+gets one ``schema_too_large`` problem); measuring it stops at the limit.
 """
 
 from __future__ import annotations
@@ -26,7 +31,10 @@ from ._schema_check import Check, compile_check
 from .dialects import TABLE
 from .model import Problem, RequestInfo, ToolCall
 
-__all__ = ["validate"]
+__all__ = ["MAX_SCHEMA_CHARS", "prepare", "validate"]
+
+#: Characters of JSON (about) above which a declared schema is not validated.
+MAX_SCHEMA_CHARS: Final = 64 * 1024
 
 _MAX_DETAIL: Final = 500
 _NO_REMOTE: Final = referencing.Registry()
@@ -77,6 +85,10 @@ def validate(call: ToolCall, request_info: RequestInfo) -> list[Problem]:
         return problems
     try:
         compiled, check, _ = _compiled(schema, call.name)
+        if compiled is _TOO_LARGE:
+            detail = f"declared schema of {call.name!r} is over {MAX_SCHEMA_CHARS} characters"
+            _problem(problems, call, "schema_too_large", detail)
+            return problems
         if isinstance(compiled, str):
             detail = f"declared schema of {call.name!r} is invalid: {compiled}"
             _problem(problems, call, "unexpected_shape", detail)
@@ -102,6 +114,16 @@ def validate(call: ToolCall, request_info: RequestInfo) -> list[Problem]:
     return problems
 
 
+def prepare(request_info: RequestInfo) -> None:
+    """Compile the request's declared schemas now (when it is sent), not on its stream."""
+    for name, schema in request_info.tools.items():
+        if schema:
+            try:
+                _compiled(schema, name)
+            except Exception:  # noqa: BLE001 - validate reports an unusable schema per call
+                continue
+
+
 def _problem(problems: list[Problem], call: ToolCall, kind: str, detail: str) -> None:
     problems.append(Problem(kind, call.index, call.call_id, detail, call.name))
 
@@ -118,6 +140,8 @@ def _compiled(schema: dict[str, Any], name: str) -> _Compiled:
     if hint is None or not _unchanged(hint.snapshot, schema):
         hint = _BY_NAME.get(name)
         if hint is None or not _unchanged(hint.snapshot, schema):
+            if _larger(schema, MAX_SCHEMA_CHARS):
+                return _TOO_LARGE_SCHEMA
             hint = _compile(json.dumps(schema, sort_keys=True, default=str))
             _BY_NAME[name] = hint
         _BY_ID[key] = hint
@@ -126,6 +150,29 @@ def _compiled(schema: dict[str, Any], name: str) -> _Compiled:
         if len(_BY_NAME) > _MAX_BY_ID:
             _BY_NAME.clear()
     return hint
+
+
+_TOO_LARGE: Final = "too large"
+_TOO_LARGE_SCHEMA: Final = _Compiled(_TOO_LARGE, None, None)
+
+
+def _larger(schema: Any, limit: int) -> bool:
+    """Whether ``schema`` as JSON is longer than about ``limit`` characters; the walk stops
+    there, so a huge schema costs no more to measure than one at the limit."""
+    size, todo = 0, [schema]
+    while todo:
+        value = todo.pop()
+        if isinstance(value, dict):
+            size += 2 + 4 * len(value) + sum(len(k) for k in value if isinstance(k, str))
+            todo.extend(value.values())
+        elif isinstance(value, (list, tuple)):
+            size += 2 + len(value)
+            todo.extend(value)
+        else:
+            size += len(value) + 2 if isinstance(value, str) else 5
+        if size > limit:
+            return True
+    return False
 
 
 def _unchanged(snapshot: Any, schema: dict[str, Any]) -> bool:

@@ -53,6 +53,7 @@ from opentelemetry.trace import Span, SpanKind
 from .._core.errors import classify_error, classify_problem, redacted
 from .._core.model import ErrorClass, Parsed, Problem, RequestInfo, ToolCall
 from .._core.request import parse_request
+from .._core.validate import prepare
 from .._forks import new_lock
 from .._quietly import after_collection, run_deferred
 from . import semconv as sc
@@ -186,6 +187,7 @@ class Operation:
             self._out.set(sc.GEN_AI_REQUEST_MODEL, self.request_model)
             self._out.rename(self._name())
         self.request_info = request_info
+        prepare(request_info)  # schemas compiled now, not on the stream
         for problem in request_info.problems:
             problem_event(self.tel, self._out, problem)
         lifecycle = self.tel.lifecycle
