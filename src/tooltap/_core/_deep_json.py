@@ -1,11 +1,13 @@
 """JSON nested deeper than the C codec's recursion allows: an iterative decoder and encoder.
 
 The stdlib's C scanner and encoder recurse once per level, so a document nested ~1,000
-deep raises ``RecursionError`` (how deep depends on the caller's own stack), and jiter
-refuses nesting past its limit. These two loops keep an explicit stack instead: memory
-grows with the input, never the call stack. They are fallbacks, run only after the fast
-codecs gave up; ``loads`` returns what ``json.loads`` would, and raises
-``json.JSONDecodeError`` where it would.
+deep raises ``RecursionError`` (how deep depends on the caller's own stack: the app's
+``json.loads`` at the top of its stack takes nesting up to the recursion limit), and
+jiter refuses nesting past its limit. These two loops keep an explicit stack instead.
+They are fallbacks, run only after the fast codecs gave up. ``loads`` returns what
+``json.loads`` would, for nesting up to the interpreter's recursion limit (at least
+1,000 levels); deeper, or invalid, it raises ``json.JSONDecodeError`` (a ValueError), so
+memory stays bounded (a level costs ~90 bytes) and callers need catch no RecursionError.
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ from __future__ import annotations
 import json
 import math
 import re
+import sys
 from collections.abc import Callable, Mapping
 from typing import Any, Final, cast
 
@@ -59,6 +62,7 @@ def _scalar(text: str, pos: int) -> tuple[Any, int]:
 def loads(text: str) -> Any:
     """``json.loads(text)`` without recursion (objects keep the last of repeated keys)."""
     stack: list[list[Any] | dict[str, Any]] = []
+    deepest = max(1000, sys.getrecursionlimit())
     keys: list[str] = []  # the pending key of each open object, in stack order
     pos = _WS.match(text, 0).end()  # type: ignore[union-attr]  # always matches
     result: Any = None
@@ -75,6 +79,8 @@ def loads(text: str) -> Any:
                 value: Any = container
                 pos += 1
             else:
+                if len(stack) >= deepest:
+                    raise _error(f"nested deeper than {deepest} levels", text, pos)
                 stack.append(container)
                 if ch == "{":
                     pos = _key(text, pos, keys)
@@ -171,10 +177,11 @@ def _key_text(key: Any) -> str:
     return encoded if encoded is not None and encoded.startswith('"') else _string(str(encoded))
 
 
-def dumps(value: Any) -> str:
+def dumps(value: Any, *, sort_keys: bool = False) -> str:
     """Compact JSON of ``value`` without recursion, always valid JSON: NaN and infinities
     as the strings ``"NaN"``, ``"Infinity"``, ``"-Infinity"``, other objects as their
-    ``str``, a container inside itself as ``"<cycle>"``."""
+    ``str``, a container inside itself as ``"<cycle>"``; keys sorted as text if
+    ``sort_keys``."""
     out: list[str] = []
     todo: list[Any] = [value]
     inside: set[int] = set()
@@ -197,10 +204,13 @@ def dumps(value: Any) -> str:
         pending: list[Any] = []
         if isinstance(item, Mapping):
             out.append("{")
-            for key, child in item.items():
+            entries = [(_key_text(key), child) for key, child in item.items()]
+            if sort_keys:
+                entries.sort(key=lambda entry: entry[0])
+            for key, child in entries:
                 if pending:
                     pending.append(_COMMA)
-                pending += [_Raw(_key_text(key) + ":"), child]
+                pending += [_Raw(key + ":"), child]
             pending.append(_Raw("}", ident))
         else:
             out.append("[")

@@ -145,7 +145,7 @@ def coerce_args(
         return {}
     if isinstance(value, str):
         try:
-            inner = json.loads(value)
+            inner = loads_str(value)
         except (ValueError, RecursionError):
             inner = None
         if isinstance(inner, dict):

@@ -11,13 +11,13 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
-import json
 import re
 import time
 from collections.abc import Mapping
 from email.utils import parsedate_to_datetime
 from typing import Any, Final
 
+from ._json import loads_str
 from .model import ErrorClass, Problem
 
 __all__ = ["ERROR_TYPES", "classify_error", "classify_problem", "redacted"]
@@ -284,7 +284,7 @@ class _ErrorBody:
             body = bytes(body).decode("utf-8", "replace")
         if isinstance(body, str):
             try:
-                body = json.loads(body)
+                body = loads_str(body)
             except ValueError:
                 self.message = body[:2000]
                 return

@@ -11,10 +11,10 @@ text of the body: a whole JSON body, or the text a stream's events carried
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
 from typing import Any
 
+from .._core._json import loads
 from .._core.dialects import TABLE, Message, Part
 from .._core.model import Parsed
 from .._core.sse import SSEParser
@@ -51,7 +51,7 @@ def _event_data(raw: bytes) -> list[Mapping[str, Any]]:
     out: list[Mapping[str, Any]] = []
     for event in [*parser.feed(raw), *parser.close()]:
         try:
-            data = json.loads(event.data)
+            data = loads(event.data)
         except ValueError:
             continue
         if isinstance(data, Mapping):
