@@ -95,6 +95,9 @@ class Telemetry:
         self.config = config
         self.tracer_provider = tracer_provider
         self.meter_provider = meter_provider
+        self.logger_provider = logger_provider
+        #: The listeners as given (to tell a later ``instrument()`` giving others).
+        self.given_listeners = tuple(listeners)
         self.tracer = trace.get_tracer(
             sc.INSTRUMENTATION_NAME, version, tracer_provider, schema_url=sc.SCHEMA_URL
         )
@@ -114,7 +117,7 @@ class Telemetry:
                 config.capture_content,
             )
         self.tool_names = ToolNames(config.tool_name_cap)
-        self.listeners = Listeners(listeners, self.internal_error)
+        self.listeners = Listeners(self.given_listeners, self.internal_error)
         self.lifecycle = Lifecycle(
             tracer=self.tracer,
             instruments=self.instruments,
