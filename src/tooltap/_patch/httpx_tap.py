@@ -31,6 +31,7 @@ from .._quietly import quietly, report
 from .._telemetry.operation import current_operation
 from .._telemetry.telemetry import get_telemetry
 from .exchange import Exchange, begin, in_send, json_body, request_content
+from .httpx_compat import body_read, check, content_decoder, decodes, replace_decoder
 from .tap_proxy import TapAsyncStream, TapSyncStream
 from .tap_stream import TapState
 
@@ -41,6 +42,7 @@ _MODULES: Final = ("httpx", "httpx2")
 _lock = new_lock()
 _installed = False
 _hooked: set[str] = set()
+_checked: set[str] = set()  # modules whose private details were checked
 _handles: list[tuple[object, str, object]] = []  # (class, "send", wrapper) we installed
 
 
@@ -53,7 +55,7 @@ def _responded(exchange: Exchange, response: Any, is_async: bool) -> Any:
         return response
     status = int(response.status_code)
     headers = response.headers
-    read = hasattr(response, "_content")
+    read = body_read(response)
     if not 200 <= status < 300:
         if read:
             error = classify_error(status, headers, response.content)
@@ -79,12 +81,15 @@ def _responded(exchange: Exchange, response: Any, is_async: bool) -> Any:
 
 def _tap(response: Any, state: TapState, is_async: bool) -> Any:
     try:
-        decoder = response._get_content_decoder()  # cached: the one the client will use
+        decoder = content_decoder(response)  # cached: the one the client will use
+    except AttributeError:  # a renamed detail (httpx_compat warned): plain bodies still parse
+        if response.headers.get("content-encoding", "").strip().lower() not in ("", "identity"):
+            state.stop()
     except Exception:  # noqa: BLE001 - the client fails on this body too: nothing to parse
         state.stop()
     else:
-        if type(decoder).__name__ != "IdentityDecoder":  # the client decodes this body
-            response._decoder = state.decoding(decoder)
+        if decodes(decoder):  # the client decodes this body
+            replace_decoder(response, state.decoding(decoder))
     proxy = TapAsyncStream if is_async else TapSyncStream
     response.stream = proxy(response.stream, state)
     return response
@@ -156,6 +161,9 @@ def _patch(module: ModuleType) -> None:
     with _lock:
         if not _installed:
             return
+        if module.__name__ not in _checked:
+            _checked.add(module.__name__)
+            check(module)
         for cls_name, wrapper in (("Client", _send), ("AsyncClient", _send_async)):
             cls = getattr(module, cls_name, None)
             if cls is None or any(owner is cls for owner, _, _ in _handles):
