@@ -273,15 +273,7 @@ class Lifecycle:
         inference_span: Span | None,
     ) -> None:
         label = self._tool_names.label(ref.name, declared)
-        self._instruments.tool_results.add(
-            1,
-            {
-                sc.GEN_AI_OPERATION_NAME: sc.OPERATION_EXECUTE_TOOL,
-                sc.GEN_AI_PROVIDER_NAME: provider,
-                sc.GEN_AI_TOOL_NAME: label,
-                sc.TOOLTAP_RESULT: result,
-            },
-        )
+        self._instruments.tool_result(provider, label, result)
         if (
             result == sc.RESULT_DUPLICATE
             and inference_span is not None
@@ -305,15 +297,9 @@ class Lifecycle:
         """
         duration = time.monotonic() - entry.started
         span = entry.span
-        attributes = {
-            sc.GEN_AI_OPERATION_NAME: sc.OPERATION_EXECUTE_TOOL,
-            sc.GEN_AI_PROVIDER_NAME: entry.provider,
-            sc.GEN_AI_TOOL_NAME: entry.label,
-            sc.TOOLTAP_RESULT: result,
-        }
         if span is None:
             if result != sc.RESULT_ORPHANED:
-                self._instruments.tool_results.add(1, attributes)
+                self._instruments.tool_result(entry.provider, entry.label, result)
             return duration
         span.set_attribute(sc.TOOLTAP_RESULT, result)
         error_type = {
@@ -328,8 +314,7 @@ class Lifecycle:
         if is_error or entry.broken:
             span.set_status(Status(StatusCode.ERROR, error_type))
         span.end()
-        self._instruments.tool_results.add(1, attributes)
-        self._instruments.tool_call_duration.record(duration, attributes)
+        self._instruments.tool_result(entry.provider, entry.label, result, duration)
         return duration
 
     def not_delivered(self, entries: Sequence[OpenCall]) -> None:

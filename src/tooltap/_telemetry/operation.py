@@ -308,9 +308,7 @@ class Operation:
         problem = redacted(problem)
         problem_event(self.tel, self._out, problem)
         if problem.call_index is None and problem.call_id is None:
-            self.tel.instruments.stream_problems.add(
-                1, {**self.attributes, sc.TOOLTAP_PROBLEM_KIND: problem.kind}
-            )
+            self.tel.instruments.stream_problem(problem.kind, self.attributes)
         else:
             self._calls.broken(problem)
         self.tel.listeners.emit(
@@ -374,8 +372,6 @@ class Operation:
                 self._out.fail(error.error_type)
             self._calls.count()
             duration = time.monotonic() - self._attempts.started
-            self.tel.instruments.operation_duration.record(
-                duration, attributes, context=self._out.context()
-            )
+            self.tel.instruments.operation(duration, attributes, self._out.context())
         finally:  # a recording failure (a tooltap bug) must not leave the span open
             self._out.end()

@@ -51,9 +51,7 @@ def response_attributes(
 def _tokens(
     tel: Telemetry, out: InferenceSpan, attributes: Mapping[str, Any], value: int, kind: str
 ) -> None:
-    tel.instruments.token_usage.record(
-        value, {**attributes, sc.GEN_AI_TOKEN_TYPE: kind}, context=out.context()
-    )
+    tel.instruments.tokens(value, kind, attributes, out.context())
 
 
 def problem_event(tel: Telemetry, out: InferenceSpan, problem: Problem) -> None:
@@ -95,4 +93,4 @@ def forced_tool_choice(
         return
     wanted = choice[5:] if choice.startswith("tool:") else None
     honored = any(wanted is None or c.name == wanted for c in parsed.calls)
-    tel.instruments.forced_tool_choice.add(1, {**attributes, sc.TOOLTAP_HONORED: honored})
+    tel.instruments.forced_choice(honored, attributes)

@@ -130,7 +130,7 @@ class Telemetry:
 
     def internal_error(self, component: str) -> None:
         """Count one contained failure of ``component``."""
-        self.instruments.internal_errors.add(1, {sc.TOOLTAP_COMPONENT: component})
+        self.instruments.internal_error(component)
 
     def end_open(self) -> None:
         """End every open span: inference spans whose body was never finished (as closed
