@@ -19,6 +19,7 @@ from typing import Any, Final
 
 from ._json import loads_str
 from .model import ErrorClass, Problem
+from .problems import ERROR_KINDS
 
 __all__ = ["ERROR_TYPES", "classify_error", "classify_problem", "redacted"]
 
@@ -157,10 +158,10 @@ def classify_problem(problem: Problem) -> ErrorClass | None:
     one (``overloaded_error`` -> ``overloaded``...), else ``stream_error_event``;
     ``truncated_stream`` keeps its name.
     """
+    if problem.kind not in ERROR_KINDS:
+        return None
     if problem.kind == "truncated_stream":
         return _make("truncated_stream")
-    if problem.kind != "error_event":
-        return None
     text = " ".join(t for t in (problem.detail, problem.received) if t)
     if _BALANCE.search(text):
         return _make("insufficient_balance")

@@ -30,6 +30,7 @@ from jsonschema.validators import validator_for
 from ._schema_check import Check, compile_check
 from .dialects import TABLE
 from .model import Problem, RequestInfo, ToolCall
+from .problems import ProblemKind
 
 __all__ = ["MAX_SCHEMA_CHARS", "prepare", "validate"]
 
@@ -124,7 +125,7 @@ def prepare(request_info: RequestInfo) -> None:
                 continue
 
 
-def _problem(problems: list[Problem], call: ToolCall, kind: str, detail: str) -> None:
+def _problem(problems: list[Problem], call: ToolCall, kind: ProblemKind, detail: str) -> None:
     problems.append(Problem(kind, call.index, call.call_id, detail, call.name))
 
 

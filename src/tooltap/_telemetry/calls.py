@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import Protocol
 
 from .._core.model import Problem, RequestInfo, ToolCall
+from .._core.problems import CALL_OUTCOME_KINDS
 from .._core.validate import validate
 from . import semconv as sc
 from .correlate import OpenCall
@@ -20,8 +21,6 @@ from .response import problem_event, replayed
 from .telemetry import Telemetry
 
 __all__ = ["Calls"]
-
-_CALL_OUTCOMES = ("undeclared_tool", "invalid_tool_name", "schema_violation")
 
 
 class _Operation(Protocol):
@@ -80,7 +79,7 @@ class Calls:
             outcome = sc.RESULT_OK
             problems = validate(call, info) if info is not None else None
             if problems:
-                outcome = next((p.kind for p in problems if p.kind in _CALL_OUTCOMES), outcome)
+                outcome = next((p.kind for p in problems if p.kind in CALL_OUTCOME_KINDS), outcome)
                 for problem in problems:
                     problem_event(tel, self._out, problem)
                     tel.listeners.emit(

@@ -42,6 +42,7 @@ from opentelemetry.trace import Span, SpanContext, SpanKind, Status, StatusCode,
 
 from .._core.dialects import provider_of
 from .._core.model import Problem, ToolCall, ToolResultRef
+from .._core.problems import BROKEN_CALL_KINDS
 from .._forks import in_child, new_lock
 from . import semconv as sc
 from .callids import Bounded, call_key
@@ -51,10 +52,8 @@ from .instruments import Instruments, ToolNames
 from .listeners import Listeners, ToolCallReceived, ToolResultSent
 from .sanitize import Sanitizer
 
-__all__ = ["BROKEN_CALL_KINDS", "Lifecycle", "OpenCall"]
+__all__ = ["Lifecycle", "OpenCall"]
 
-#: Problems of a call that arrived whole but unusable: the call gets its span.
-BROKEN_CALL_KINDS: Final = frozenset({"invalid_json", "unexpected_shape", "oversized_arguments"})
 _CONVERSATION_CHARS: Final = 256
 
 _lifecycles: weakref.WeakSet[Lifecycle] = weakref.WeakSet()
