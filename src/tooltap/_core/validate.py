@@ -19,6 +19,7 @@ gets one ``schema_too_large`` problem); measuring it stops at the limit.
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
 from functools import lru_cache
 from typing import Any, Final, NamedTuple
 
@@ -158,22 +159,32 @@ _TOO_LARGE_SCHEMA: Final = _Compiled(_TOO_LARGE, None, None)
 
 
 def _larger(schema: Any, limit: int) -> bool:
-    """Whether ``schema`` as JSON is longer than about ``limit`` characters; the walk stops
-    there, so a huge schema costs no more to measure than one at the limit."""
-    size, todo = 0, [schema]
-    while todo:
-        value = todo.pop()
+    """Whether ``schema`` as JSON is longer than about ``limit`` characters; the walk (depth
+    first, so text is counted early) stops there, so a huge schema costs no more to measure
+    than one at the limit."""
+    size = 0
+    stack: list[Iterator[Any]] = [iter((schema,))]
+    while stack:
+        value = next(stack[-1], _END)
+        if value is _END:
+            stack.pop()
+            continue
         if isinstance(value, dict):
-            size += 2 + 4 * len(value) + sum(len(k) for k in value if isinstance(k, str))
-            todo.extend(value.values())
+            size += 2 + 4 * len(value)  # quotes, colon, comma: then the keys, once bounded
+            if size <= limit:
+                size += sum(len(k) for k in value if isinstance(k, str))
+            stack.append(iter(value.values()))
         elif isinstance(value, (list, tuple)):
             size += 2 + len(value)
-            todo.extend(value)
+            stack.append(iter(value))
         else:
             size += len(value) + 2 if isinstance(value, str) else 5
         if size > limit:
             return True
     return False
+
+
+_END: Final = object()
 
 
 def _unchanged(snapshot: Any, schema: dict[str, Any]) -> bool:

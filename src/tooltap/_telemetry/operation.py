@@ -64,7 +64,7 @@ from .conversation import current_conversation
 from .inference_span import InferenceSpan
 from .listeners import ToolCallProblem
 from .response import forced_tool_choice, problem_event, response_attributes
-from .sanitize import NAME_CHARS, text
+from .sanitize import ID_CHARS, NAME_CHARS, text
 from .telemetry import Telemetry, get_telemetry
 
 __all__ = ["Operation", "current_operation", "get_telemetry"]
@@ -122,7 +122,7 @@ class Operation:
             if params:  # the request's gen_ai.request.* parameters
                 start.update(params)
             if conversation is not None:
-                start[sc.GEN_AI_CONVERSATION_ID] = conversation
+                start[sc.GEN_AI_CONVERSATION_ID] = text(conversation, ID_CHARS)
             span = tel.tracer.start_span(self._name(), kind=SpanKind.CLIENT, attributes=start)
         self.span = span
         self._out = InferenceSpan(span, adopted=adopted, content=span_content)
@@ -196,7 +196,7 @@ class Operation:
                 request_info.previous_response_id
             )
             if self.conversation is not None:
-                self._out.set(sc.GEN_AI_CONVERSATION_ID, self.conversation)
+                self._out.set(sc.GEN_AI_CONVERSATION_ID, text(self.conversation, ID_CHARS))
         lifecycle.expire()
         if request_info is not self._accounted:  # an SDK retry re-sends the very same request
             self._accounted = request_info

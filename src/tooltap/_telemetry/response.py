@@ -32,7 +32,7 @@ def response_attributes(
     if parsed.finish_reason or failed:  # an error that ended the response outranks it
         raw = parsed.finish_reason or ""
         reason = "error" if failed else sc.finish_reason(raw, bool(parsed.calls))
-        found[sc.GEN_AI_RESPONSE_FINISH_REASONS] = (reason,)
+        found[sc.GEN_AI_RESPONSE_FINISH_REASONS] = (text(reason, NAME_CHARS),)
     usage = parsed.usage
     if usage is not None:  # each count as reported; input and output also as metrics
         if (value := usage.input_tokens) is not None:
