@@ -37,6 +37,7 @@ from ._telemetry.config import (
     check_names,
     reject,
     strict_mode,
+    variables,
 )
 from ._telemetry.listeners import Listener
 from ._telemetry.telemetry import Telemetry, get_telemetry, set_telemetry
@@ -226,7 +227,8 @@ def _already_instrumented(kwargs: dict[str, Any]) -> None:
     except Exception:  # noqa: BLE001 - instrumenting must never break the app
         _log.debug("tooltap: could not compare the options", exc_info=True)
         return
-    dropped = changes(tel.config, wanted)
+    changed = changes(tel.config, wanted)
+    dropped = list(changed.values())
     given = {"tracer_provider": tel.tracer_provider, "meter_provider": tel.meter_provider,
              "logger_provider": tel.logger_provider}  # fmt: skip
     dropped += [k for k, active in given.items() if options.get(k) not in (None, active)]
@@ -236,12 +238,13 @@ def _already_instrumented(kwargs: dict[str, Any]) -> None:
     if not dropped:
         _log.debug("tooltap: already instrumented with these options")
         return
+    hint = ", ".join(variables(changed)) or "the TOOLTAP_* variables"
     with strict_mode(kwargs.get("strict")):
         reject(
             "tooltap: already instrumented, these options were not applied: "
             + ", ".join(dropped)
             + "; call tooltap.uninstrument() first, or set them where tooltap is first "
-            "instrumented (under opentelemetry-instrument: the TOOLTAP_* variables)"
+            f"instrumented (under opentelemetry-instrument: {hint})"
         )
 
 

@@ -169,6 +169,7 @@ def test_a_second_instrument_names_each_option_it_did_not_apply(
         tooltap.instrument(capture_content="SPAN_ONLY", tool_name_cap=5)
     (message,) = [str(w.message) for w in caught]
     assert "tool_name_cap=5 (active: 100)" in message and "uninstrument()" in message
+    assert "TOOLTAP_CAPTURE_CONTENT, TOOLTAP_TOOL_NAME_CAP" in message
     assert active() is before  # nothing changed
     tooltap.instrument(**providers)  # the same options again: nothing to say
     with pytest.raises(tooltap.ConfigError, match="not applied: tracer_provider"):

@@ -25,7 +25,7 @@ from dataclasses import MISSING, dataclass, field, fields, replace
 from typing import Any, Final, Literal, get_args
 
 from .._core.model import Limits
-from .config_env import environment_options
+from .config_env import LIMIT_VARIABLES, environment_options, variable
 from .export import export_requested
 
 __all__ = [
@@ -42,6 +42,7 @@ __all__ = [
     "environ_given",
     "reject",
     "strict_mode",
+    "variables",
 ]
 
 _log = logging.getLogger("tooltap")
@@ -248,13 +249,21 @@ class Config:
         return (replace(config, **found) if found else config).resolved(env)
 
 
-def changes(active: Config, wanted: Config) -> list[str]:
-    """``name=wanted (active: value)`` for each option ``wanted`` sets differently."""
-    return [
-        f"{f.name}={getattr(wanted, f.name)!r} (active: {getattr(active, f.name)!r})"
+def changes(active: Config, wanted: Config) -> dict[str, str]:
+    """The options ``wanted`` sets differently: name -> ``name=wanted (active: value)``."""
+    return {
+        f.name: f"{f.name}={getattr(wanted, f.name)!r} (active: {getattr(active, f.name)!r})"
         for f in fields(Config)
         if getattr(wanted, f.name) != getattr(active, f.name)
-    ]
+    }
+
+
+def variables(names: Collection[str]) -> list[str]:
+    """The ``TOOLTAP_*`` variables of the options ``names``."""
+    found: list[str] = []
+    for name in names:
+        found += list(LIMIT_VARIABLES.values()) if name == "limits" else [variable(name)]
+    return found
 
 
 def environ_given(environ: Mapping[str, str], skip: Collection[str] = ()) -> dict[str, Any]:
