@@ -18,7 +18,7 @@ import math
 import os
 import sys
 import warnings
-from collections.abc import Collection, Iterator, Mapping
+from collections.abc import Callable, Collection, Iterator, Mapping
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import MISSING, dataclass, field, fields, replace
@@ -307,24 +307,29 @@ def _as_is(value: object) -> object:
     return value
 
 
-def _is_number(value: object) -> bool:
-    return isinstance(value, (int, float)) and not isinstance(value, bool)
+def _number(value: object) -> float | None:
+    """``value`` if it is an int or a float (a bool is neither here), else None."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return None
+    return value
 
 
 def _seconds(value: object) -> object:
     """A number of seconds >= 0 (infinity: never), as a float."""
-    if not _is_number(value) or math.isnan(value) or value < 0:  # type: ignore[arg-type, operator]
+    number = _number(value)
+    if number is None or math.isnan(number) or number < 0:
         return _INVALID
-    return float(value)  # type: ignore[arg-type]
+    return float(number)
 
 
 def _count(value: object) -> object:
     """A whole number >= 0 (``3.0`` counts as 3), as an int."""
-    if not _is_number(value) or not math.isfinite(value) or value < 0:  # type: ignore[arg-type, operator]
+    number = _number(value)
+    if number is None or not math.isfinite(number) or number < 0:
         return _INVALID
-    if isinstance(value, float) and not value.is_integer():
+    if isinstance(number, float) and not number.is_integer():
         return _INVALID
-    return value if type(value) is int else int(value)  # type: ignore[call-overload]
+    return int(number)
 
 
 def _capture(value: object) -> object:
@@ -354,7 +359,7 @@ def _valid_limits(limits: object) -> bool:
 
 
 #: Each option's own check (value -> the value to keep, or ``_INVALID``) and what it wants.
-_CHECKS: Final[Mapping[str, tuple[Any, str]]] = {
+_CHECKS: Final[Mapping[str, tuple[Callable[[object], object], str]]] = {
     "capture_content": (_capture, f"one of {', '.join(CAPTURE_MODES)}"),
     "orphan_timeout": (_seconds, "seconds >= 0"),
     "tool_name_cap": (_count, "a whole number >= 0"),
