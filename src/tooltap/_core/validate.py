@@ -118,9 +118,10 @@ def validate(call: ToolCall, request_info: RequestInfo) -> list[Problem]:
 
 
 def prepare(request_info: RequestInfo) -> None:
-    """Compile the request's declared schemas now (when it is sent), not on its stream."""
+    """Compile the request's declared schemas now (when it is sent), not on its stream: each
+    tool name's first (a schema edited under a known name is compiled when first used)."""
     for name, schema in request_info.tools.items():
-        if schema:
+        if schema and name not in _BY_NAME:
             try:
                 _compiled(schema, name)
             except Exception:  # noqa: BLE001 - validate reports an unusable schema per call
