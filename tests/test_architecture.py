@@ -165,6 +165,18 @@ def test_no_import_cycles_beyond_the_known_ones() -> None:
     assert cycles(EDGES) == frozenset()
 
 
+def test_the_transport_taps_never_import_the_sdk_layer() -> None:
+    """The SDK wrappers sit above the taps: a tap shares only the exchange with them."""
+    sdk = {"sdk_call", "sdk_request", "sdk_stream", "sdk_openai", "sdk_anthropic", "sdk_google"}
+    for tap in ("aiohttp_tap", "httpx_tap", "exchange", "tap_stream", "tap_proxy"):
+        imported = {t.rsplit(".", 1)[-1] for t in EDGES[f"tooltap._patch.{tap}"]}
+        assert imported.isdisjoint(sdk), tap
+
+
+def test_settlement_is_pure() -> None:
+    assert set(EDGES["tooltap._telemetry.settlement"]) == set()
+
+
 def test_the_quietly_leaf_imports_nothing_from_tooltap() -> None:
     assert EDGES["tooltap._quietly"] == {}
 

@@ -9,6 +9,11 @@ is imported here). Setup never raises: ``opentelemetry-instrument`` re-raises an
 non-ImportError from an instrumentor, so a failure is logged and tooltap stays off.
 The one exception is strict mode (``TOOLTAP_STRICT_CONFIG=1`` or ``strict=True``), where
 an unknown or invalid option raises ``ConfigError`` and nothing is installed.
+
+``instrument`` and ``uninstrument`` run one at a time, from any thread. Uninstrumenting
+deactivates the telemetry first, then retires it (``Telemetry.retire``): a response
+tapped in between records into a telemetry that ends everything at once. The exit hook
+ends every open span within ``SHUTDOWN_TIMEOUT`` in total, whatever the span processor does.
 """
 
 from __future__ import annotations
@@ -18,6 +23,7 @@ import importlib
 import logging
 import os
 from collections.abc import Collection, Iterable
+from functools import partial
 from types import ModuleType
 from typing import Any, Final
 
@@ -26,6 +32,7 @@ from opentelemetry.instrumentation.instrumentor import (  # type: ignore[attr-de
     BaseInstrumentor,
 )
 
+from ._forks import holding_lock, new_rlock
 from ._patch import httpx_tap, tap_stream
 from ._quietly import quietly, report
 from ._telemetry import export
@@ -65,6 +72,8 @@ SUPPORTED_SDKS: Final = ("openai >= 2.0, < 4", "anthropic >= 1.0, < 3", "google-
 #: SDK-layer patch modules (each with ``install(tel)`` / ``uninstall()``), imported if present.
 _SDK_PATCHES: Final = ("sdk_openai", "sdk_anthropic", "sdk_google", "aiohttp_tap")
 _atexit_registered = False
+#: One instrument()/uninstrument() at a time (reentrant: a signal handler may call one).
+_switch = new_rlock()
 
 
 def _disabled_by_env() -> bool:
@@ -106,7 +115,7 @@ def _providers(tracer_provider: Any, meter_provider: Any, config: Config) -> tup
 def _at_exit() -> None:
     tel = get_telemetry()
     if tel is not None:
-        quietly(tel.end_open)
+        export.bounded(partial(tel.end_open), export.exit_deadline(), wait=not holding_lock())
 
 
 def _config(options: dict[str, Any]) -> Config:
@@ -151,15 +160,15 @@ def _install(
 
 def _uninstall() -> None:
     tel = get_telemetry()
+    set_telemetry(None)  # every wrapper passes through from here on
     quietly(tap_stream.settle_all)  # bodies in flight record nothing more
-    if tel is not None:
-        quietly(tel.end_open)
     httpx_tap.uninstall()
     for module in _sdk_patches():
         uninstall = getattr(module, "uninstall", None)
         if callable(uninstall):
             quietly(uninstall)
-    set_telemetry(None)
+    if tel is not None:
+        quietly(tel.retire)
 
 
 class TooltapInstrumentor(BaseInstrumentor):  # type: ignore[misc]
@@ -184,15 +193,6 @@ class TooltapInstrumentor(BaseInstrumentor):  # type: ignore[misc]
                 found = conflict.found
                 _log.warning("tooltap: %s is not supported (wanted %s)", found, requirement)
 
-    def instrument(self, **kwargs: Any) -> None:
-        """Instrument (``opentelemetry-instrument`` calls it with no options). Instrumented
-        already, nothing changes: each option that would differ is named in a warning
-        (strict mode: ``ConfigError``), in place of OpenTelemetry's generic message."""
-        if self._is_instrumented_by_opentelemetry:
-            _already_instrumented(kwargs)
-            return
-        super().instrument(**kwargs)
-
     def _instrument(self, **kwargs: Any) -> None:
         if _disabled_by_env():
             _log.info("tooltap: disabled by %s", DISABLED_ENV)
@@ -208,6 +208,22 @@ class TooltapInstrumentor(BaseInstrumentor):  # type: ignore[misc]
 
     def _uninstrument(self, **kwargs: Any) -> None:
         quietly(_uninstall)
+
+    def instrument(self, **kwargs: Any) -> None:
+        """``BaseInstrumentor.instrument``, one call at a time (``opentelemetry-instrument``
+        calls it with no options). Instrumented already, nothing changes: each option that
+        would differ is named in a warning (strict mode: ``ConfigError``), in place of
+        OpenTelemetry's generic message."""
+        with _switch:
+            if self._is_instrumented_by_opentelemetry:
+                _already_instrumented(kwargs)
+                return
+            super().instrument(**kwargs)
+
+    def uninstrument(self, **kwargs: Any) -> None:
+        """``BaseInstrumentor.uninstrument``, one call at a time."""
+        with _switch:
+            super().uninstrument(**kwargs)
 
 
 #: Keywords ``BaseInstrumentor.instrument`` takes for itself.
@@ -282,7 +298,9 @@ def uninstrument() -> None:
 
 
 def flush(timeout_millis: int = 5000) -> None:
-    """End every open span (unanswered tool calls as ``orphaned``) and force-flush."""
+    """End the open spans (unanswered tool calls as ``orphaned``) and force-flush, within
+    ``timeout_millis`` in total; a request, SDK call or body still running stays open.
+    Safe from a signal handler and from a listener."""
     tel = get_telemetry()
     if tel is not None:
         quietly(tel.flush, timeout_millis)

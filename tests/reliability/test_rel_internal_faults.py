@@ -105,7 +105,7 @@ FAULTS: dict[str, Fault] = {
     "parser_close": Fault(lambda mp, c, t, b: mp.setattr(StreamParser, "close", b), "tap_stream"),
     "reducer_finish": Fault(_each_reducer("finish"), "tap_stream"),
     "reducer_event": Fault(_each_reducer("event"), None),
-    "span_creation": Fault(lambda mp, c, t, b: mp.setattr(t.tracer, "start_span", b), "sdk_common"),
+    "span_creation": Fault(lambda mp, c, t, b: mp.setattr(t.tracer, "start_span", b), "sdk_call"),
     "tool_span_creation": Fault(_tool_spans_only, None),
     "counter_add": Fault(lambda mp, c, t, b: mp.setattr(t.instruments.tool_calls, "add", b), None),
     "histogram_record": Fault(

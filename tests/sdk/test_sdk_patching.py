@@ -19,7 +19,7 @@ import tooltap
 from tests.sdk.drivers import DRIVERS
 from tooltap._patch import aiohttp_tap, patchset, sdk_anthropic, sdk_google, sdk_openai
 from tooltap._patch.patchset import Patch, PatchSet
-from tooltap._patch.sdk_common import Call, wrappers
+from tooltap._patch.sdk_call import Call, wrappers
 from tooltap._telemetry.operation import Operation, current_operation
 from tooltap.simulator import Simulator
 
@@ -166,7 +166,7 @@ async def test_internal_failure_never_reaches_the_app(
     components = {a["tooltap.component"] for a, _ in otel.points("tooltap.internal_errors")}
     assert components  # contained and counted
     if target == "open":
-        assert "sdk_common" in components
+        assert "sdk_call" in components
     if name == "anthropic.traced":  # anthropic's own span still ends
         assert [s.instrumentation_scope.name for s in otel.spans()] == ["com.anthropic.sdk.python"]
 

@@ -30,10 +30,10 @@ from opentelemetry.instrumentation.utils import is_instrumentation_enabled
 from .._core.detect import detect_dialect, plausible_request
 from .._quietly import quietly
 from .._telemetry.operation import current_operation
+from .._telemetry.settlement import Event
 from .._telemetry.telemetry import Telemetry, get_telemetry
-from .exchange import Exchange, begin, in_send
+from .exchange import Exchange, arg, begin, in_send
 from .patchset import Patch, PatchSet
-from .sdk_common import arg
 from .tap_stream import Mode, TapState
 
 if TYPE_CHECKING:  # aiohttp and yarl are imported by the app, never by tooltap's import
@@ -108,8 +108,8 @@ def _responded(exchange: Exchange, response: aiohttp.ClientResponse, decoded: bo
     else:
         mode = "body"
     state = TapState(op, exchange.info, mode=mode, status=status, headers=headers)
-    if mode != "error" and op.owner == "sdk":
-        op.hold_until_stream_end()
+    if mode != "error":
+        op.report(Event.BODY_UNREAD)
     response.content = cast("aiohttp.StreamReader", _TapReader(response.content, state))
 
 

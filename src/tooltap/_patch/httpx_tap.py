@@ -29,6 +29,7 @@ from .._core.stream import parse_response
 from .._forks import new_lock
 from .._quietly import quietly, report
 from .._telemetry.operation import current_operation
+from .._telemetry.settlement import Event
 from .._telemetry.telemetry import get_telemetry
 from .exchange import Exchange, begin, in_send, json_body, request_content
 from .httpx_compat import body_read, check, content_decoder, decodes, replace_decoder
@@ -51,7 +52,7 @@ def _responded(exchange: Exchange, response: Any, is_async: bool) -> Any:
     exchange.detach()
     op, info = exchange.op, exchange.info
     if op.tel is not get_telemetry():  # uninstrumented while the request was sent
-        op.release()
+        op.report(Event.BODY_ENDED)
         return response
     status = int(response.status_code)
     headers = response.headers
@@ -60,7 +61,7 @@ def _responded(exchange: Exchange, response: Any, is_async: bool) -> Any:
         if read:
             error = classify_error(status, headers, response.content)
             op.attempt_failed(error)
-            op.release(error=error)
+            op.report(Event.BODY_ENDED, error=error)
             return response
         return _tap(
             response, TapState(op, info, mode="error", status=status, headers=headers), is_async
@@ -70,12 +71,11 @@ def _responded(exchange: Exchange, response: Any, is_async: bool) -> Any:
         body = json_body(content) if op.tel.config.capture_any else None
         parsed = parse_response(content, info.dialect, limits=op.tel.config.limits)
         op.record_parsed(parsed, info, body=body)
-        op.release()
+        op.report(Event.BODY_ENDED)
         return response
     sse = headers.get("content-type", "").lower().startswith("text/event-stream")
     state = TapState(op, info, mode="sse" if sse else "body", status=status, headers=headers)
-    if op.owner == "sdk":
-        op.hold_until_stream_end()
+    op.report(Event.BODY_UNREAD)
     return _tap(response, state, is_async)
 
 

@@ -28,18 +28,11 @@ from urllib.parse import urlsplit
 from .._core.detect import detect_dialect
 from .._telemetry import semconv as sc
 from .._telemetry.telemetry import Telemetry
+from .exchange import arg
 from .patchset import Patch, PatchSet
-from .sdk_common import (
-    Call,
-    arg,
-    observed,
-    parse_scope_wrappers,
-    reader_wrappers,
-    request_params,
-    server_of,
-    tapped,
-    wrappers,
-)
+from .sdk_call import Call, parse_scope_wrappers, wrappers
+from .sdk_request import observed, request_params, server_of
+from .sdk_stream import reader_wrappers, tapped
 
 __all__ = ["PATCHES", "install", "uninstall"]
 

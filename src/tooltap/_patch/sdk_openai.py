@@ -35,8 +35,11 @@ from opentelemetry.trace import Span, SpanKind
 from .._telemetry import semconv as sc
 from .._telemetry.operation import Operation
 from .._telemetry.telemetry import Telemetry
+from .exchange import arg
 from .patchset import Patch, PatchSet
-from .sdk_common import Call, arg, describe_body, reader_wrappers, wrappers
+from .sdk_call import Call, wrappers
+from .sdk_request import describe_body
+from .sdk_stream import reader_wrappers
 
 __all__ = ["PATCHES", "foreign_inference_span", "install", "uninstall"]
 

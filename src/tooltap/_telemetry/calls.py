@@ -40,13 +40,14 @@ class _Operation(Protocol):
 class Calls:
     """An operation's calls: delivered ones (per attempt), waiting ones, and their counts."""
 
-    def __init__(self, op: _Operation, out: InferenceSpan) -> None:
+    def __init__(self, op: _Operation, out: InferenceSpan, *, handing: bool) -> None:
         self._op = op
         self._out = out
         self.opened: list[OpenCall] = []
         self._delivered: set[int] = set()
         self._delivered_ids: set[str] = set()
-        self.handing = False  # the SDK call that hands this response to the app is running
+        #: The SDK call that hands this response to the app runs (the op starts in one).
+        self.handing = handing
         self._stash: list[ToolCall] = []  # calls parsed while it runs: the app has none yet
         self._stash_response: str | None = None
         self._counts: list[tuple[OpenCall, str, str]] = []  # (entry, label, outcome) to count

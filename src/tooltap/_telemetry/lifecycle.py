@@ -26,14 +26,16 @@ call never fully arrived: no span, but it is open (spanless) so that a result fo
 counts as ``ok``/``error``, not ``unknown_call``; it expires silently. Listeners get no
 ``ToolCallReceived`` for a broken call (it is not a call to run).
 
-A forked child starts with empty tables and a fresh lock.
+A forked child starts with empty tables and a fresh lock. A retired lifecycle (its
+``Telemetry`` uninstrumented) ends at once, as orphaned, every call that still reaches it
+(a response tapped just before ``uninstrument()``): nothing is left open in it.
 """
 
 from __future__ import annotations
 
 import time
 import weakref
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Final
 
 from opentelemetry import trace
@@ -43,7 +45,7 @@ from opentelemetry.trace import Span, SpanContext, SpanKind, Status, StatusCode,
 from .._core.dialects import provider_of
 from .._core.model import Problem, ToolCall, ToolResultRef
 from .._core.problems import BROKEN_CALL_KINDS
-from .._forks import in_child, new_lock
+from .._forks import OwnedLock, in_child
 from . import semconv as sc
 from .callids import Bounded, call_key
 from .config import Config
@@ -78,12 +80,13 @@ class Lifecycle:
         self._content = config.content_on_span
         self._orphan_timeout = config.orphan_timeout
         self._limits = (config.max_open_calls, config.max_open_bytes, config.call_id_memory)
+        self._retired = False
         self._reset()
         _lifecycles.add(self)
 
     def _reset(self) -> None:
         count, size, memory = self._limits
-        self._lock = new_lock()
+        self._lock = OwnedLock()
         self._open = OpenCalls(count, size)
         self._answered = Answered(memory)
         # response id -> its conversation (chains of previous_response_id), or "" if none
@@ -180,7 +183,7 @@ class Lifecycle:
 
     def _register(self, entry: OpenCall) -> None:
         with self._lock:
-            evicted = self._open.add(entry)
+            evicted = [entry] if self._retired else self._open.add(entry)
         for old in evicted:
             self._finish(old, sc.RESULT_ORPHANED, is_error=True)
 
@@ -337,13 +340,28 @@ class Lifecycle:
             self._finish(entry, sc.RESULT_ORPHANED, is_error=True)
         return sum(1 for e in expired if e.span is not None)
 
-    def end_all(self) -> int:
-        """End every open span as orphaned (flush, shutdown, uninstrument)."""
+    def end_all(self, keep: Callable[[OpenCall], bool] | None = None) -> int:
+        """End every open span as orphaned (flush, shutdown, uninstrument), but those
+        ``keep`` keeps (the calls of a response still being read)."""
         with self._lock:
             entries = self._open.clear()
+            if keep is not None:
+                ending: list[OpenCall] = []
+                for entry in entries:  # kept ones go back in their order: the oldest first
+                    if keep(entry):
+                        self._open.add(entry)
+                    else:
+                        ending.append(entry)
+                entries = ending
         for entry in entries:
             self._finish(entry, sc.RESULT_ORPHANED, is_error=True)
         return sum(1 for e in entries if e.span is not None)
+
+    def retire(self) -> int:
+        """End every open span as orphaned, and from now on each call that arrives at once."""
+        with self._lock:
+            self._retired = True
+        return self.end_all()
 
     def find(self, call: ToolCall, conversation: str | None = None) -> OpenCall | None:
         """The open span of ``call`` (by id and content), without removing it."""

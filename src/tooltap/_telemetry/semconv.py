@@ -110,6 +110,8 @@ RESULT_DUPLICATE: Final = "duplicate"
 RESULT_UNKNOWN_CALL: Final = "unknown_call"
 #: A call the tap parsed from a response the SDK then raised on: the app never got it.
 RESULT_NOT_DELIVERED: Final = "not_delivered"
+#: ``tooltap.outcome`` of an inference span the app cancelled (not an error: no ``error.type``).
+OUTCOME_CANCELLED: Final = "cancelled"
 
 # --- events ---
 EVENT_ATTEMPT_FAILED: Final = "gen_ai.client.attempt.failed"
