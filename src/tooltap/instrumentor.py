@@ -4,9 +4,10 @@
 ``instrument`` checks its options (``tooltap.Config``) and builds one ``Telemetry`` on the
 given providers, else the global ones (never setting any); only with ``export=True`` /
 ``TOOLTAP_EXPORT=1`` on private providers of its own (``_telemetry.export``). It then
-installs the transport tap and the SDK-layer patches lazily (post-import hooks: nothing
-is imported here). Setup never raises: ``opentelemetry-instrument`` re-raises any
-non-ImportError from an instrumentor, so a failure is logged and tooltap stays off.
+installs every ``PatchSet`` of ``PATCH_SETS``, the transport taps and the SDK-layer
+patches, lazily (post-import hooks: no library is imported here). Setup never raises:
+``opentelemetry-instrument`` re-raises any non-ImportError from an instrumentor, so a
+failure is logged and tooltap stays off.
 The one exception is strict mode (``TOOLTAP_STRICT_CONFIG=1`` or ``strict=True``), where
 an unknown or invalid option raises ``ConfigError`` and nothing is installed.
 
@@ -19,12 +20,10 @@ ends every open span within ``SHUTDOWN_TIMEOUT`` in total, whatever the span pro
 from __future__ import annotations
 
 import atexit
-import importlib
 import logging
 import os
 from collections.abc import Collection, Iterable
 from functools import partial
-from types import ModuleType
 from typing import Any, Final
 
 from opentelemetry.instrumentation.dependencies import get_dependency_conflicts
@@ -33,8 +32,9 @@ from opentelemetry.instrumentation.instrumentor import (  # type: ignore[attr-de
 )
 
 from ._forks import holding_lock, new_rlock
-from ._patch import httpx_tap, tap_stream
-from ._quietly import quietly, report
+from ._patch import aiohttp_tap, httpx_tap, sdk_anthropic, sdk_google, sdk_openai, tap_stream
+from ._patch.patchset import PatchSet
+from ._quietly import quietly
 from ._telemetry import export
 from ._telemetry.config import (
     OPTION_NAMES,
@@ -66,11 +66,18 @@ _OTHER_OPTIONS: Final = frozenset(
         "strict",
     }
 )
-#: The SDK majors whose retry funnels the SDK-layer patches know (the oldest ones are
+#: Every patch tooltap installs: the transport taps, then the SDK layer. Adding a patch
+#: target is one ``Patch`` in its module's set; a new patch module, one entry here.
+PATCH_SETS: Final[tuple[PatchSet, ...]] = (
+    httpx_tap.PATCHES,
+    sdk_openai.PATCHES,
+    sdk_anthropic.PATCHES,
+    sdk_google.PATCHES,
+    aiohttp_tap.PATCHES,
+)
+#: The SDK ranges whose retry funnels the SDK-layer patches know (the oldest ones are
 #: tested in a venv of their own: ``scripts/test-old-sdks``).
-SUPPORTED_SDKS: Final = ("openai >= 2.0, < 4", "anthropic >= 1.0, < 3", "google-genai >= 2.0, < 4")
-#: SDK-layer patch modules (each with ``install(tel)`` / ``uninstall()``), imported if present.
-_SDK_PATCHES: Final = ("sdk_openai", "sdk_anthropic", "sdk_google", "aiohttp_tap")
+SUPPORTED_SDKS: Final = tuple(p.requirement for p in PATCH_SETS if p.requirement)
 _atexit_registered = False
 #: One instrument()/uninstrument() at a time (reentrant: a signal handler may call one).
 _switch = new_rlock()
@@ -79,18 +86,6 @@ _switch = new_rlock()
 def _disabled_by_env() -> bool:
     names = {n.strip() for n in os.environ.get(DISABLED_ENV, "").split(",")}
     return ENTRY_POINT_NAME in names or "*" in names
-
-
-def _sdk_patches() -> list[ModuleType]:
-    modules = []
-    for name in _SDK_PATCHES:
-        try:
-            modules.append(importlib.import_module(f"{__package__}._patch.{name}"))
-        except ImportError:
-            _log.debug("tooltap: patch module %s not available", name)
-        except Exception as exc:  # noqa: BLE001 - one broken patch must not disable the rest
-            report(exc, "instrumentor")
-    return modules
 
 
 def _providers(tracer_provider: Any, meter_provider: Any, config: Config) -> tuple[Any, Any]:
@@ -148,11 +143,8 @@ def _install(
         listeners=listeners,
     )
     set_telemetry(tel)
-    httpx_tap.install()
-    for module in _sdk_patches():
-        install = getattr(module, "install", None)
-        if callable(install):
-            quietly(install, tel)
+    for patches in PATCH_SETS:
+        quietly(patches.install)  # one broken patch must not disable the rest
     if not _atexit_registered:
         atexit.register(_at_exit)
         _atexit_registered = True
@@ -162,11 +154,8 @@ def _uninstall() -> None:
     tel = get_telemetry()
     set_telemetry(None)  # every wrapper passes through from here on
     quietly(tap_stream.settle_all)  # bodies in flight record nothing more
-    httpx_tap.uninstall()
-    for module in _sdk_patches():
-        uninstall = getattr(module, "uninstall", None)
-        if callable(uninstall):
-            quietly(uninstall)
+    for patches in PATCH_SETS:
+        quietly(patches.uninstall)
     if tel is not None:
         quietly(tel.retire)
 

@@ -116,6 +116,7 @@ ENVIRONMENT = [
     ("TOOLTAP_HOSTS", "*.openai.azure.com, api.example.com", "hosts",
      ("*.openai.azure.com", "api.example.com")),
     ("TOOLTAP_EXCLUDE", "localhost", "exclude", ("localhost",)),
+    ("TOOLTAP_OUTPUT_TOOLS", "final_result,done_*", "output_tools", ("final_result", "done_*")),
     ("TOOLTAP_MAX_EVENT_BYTES", "2048", "limits", Limits(max_event_bytes=2048)),
     ("TOOLTAP_MAX_ARGUMENT_BYTES", "1024", "limits", Limits(max_argument_bytes=1024)),
 ]  # fmt: skip

@@ -98,7 +98,8 @@ def begin(tel: Telemetry, request: Any, dialect: str, path: str | None = None) -
     if prepared is not None:  # the SDK's own body object: no bytes to decode again
         info = prepared
     else:
-        info = parse_request(content, dialect) if content else RequestInfo(dialect)
+        horizon = tel.lifecycle.horizon
+        info = parse_request(content, dialect, horizon) if content else RequestInfo(dialect)
     info = TABLE[dialect].from_path(info, path)
     host: str = url.host
     port = url.port or _DEFAULT_PORTS.get(url.scheme)

@@ -52,7 +52,7 @@ from .sdk_call import Call, wrappers
 from .sdk_request import describe_body
 from .sdk_stream import reader_wrappers
 
-__all__ = ["PATCHES", "install", "uninstall"]
+__all__ = ["PATCHES"]
 
 
 class _HeldSpan(wrapt.BaseObjectProxy[Span]):
@@ -156,15 +156,6 @@ PATCHES = PatchSet(
         ),
         Patch("anthropic._streaming", "Stream.__stream__", _read_sync),
         Patch("anthropic._streaming", "AsyncStream.__stream__", _read_async),
-    )
+    ),
+    "anthropic >= 1.0, < 3",
 )
-
-
-def install(tel: Telemetry) -> None:
-    """Patch anthropic now or when it is imported (``tel`` is read per call instead)."""
-    PATCHES.install()
-
-
-def uninstall() -> None:
-    """Remove tooltap's anthropic wrappers."""
-    PATCHES.uninstall()

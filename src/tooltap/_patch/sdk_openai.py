@@ -41,7 +41,7 @@ from .sdk_call import Call, wrappers
 from .sdk_request import describe_body
 from .sdk_stream import reader_wrappers
 
-__all__ = ["PATCHES", "foreign_inference_span", "install", "uninstall"]
+__all__ = ["PATCHES", "foreign_inference_span"]
 
 _log = logging.getLogger("tooltap")
 _announced: set[str] = set()
@@ -110,15 +110,6 @@ PATCHES = PatchSet(
         Patch("openai._base_client", "AsyncAPIClient.request", _async),
         Patch("openai._streaming", "Stream.__stream__", _read_sync),
         Patch("openai._streaming", "AsyncStream.__stream__", _read_async),
-    )
+    ),
+    "openai >= 2.0, < 4",
 )
-
-
-def install(tel: Telemetry) -> None:
-    """Patch openai now or when it is imported (``tel`` is read per call instead)."""
-    PATCHES.install()
-
-
-def uninstall() -> None:
-    """Remove tooltap's openai wrappers."""
-    PATCHES.uninstall()

@@ -14,7 +14,7 @@ from .._core.model import Problem, RequestInfo, ToolCall
 from .._core.problems import CALL_OUTCOME_KINDS
 from .._core.validate import validate
 from . import semconv as sc
-from .correlate import OpenCall
+from .correlate import OpenCall, Scope
 from .inference_span import InferenceSpan
 from .listeners import ToolCallProblem
 from .response import problem_event, replayed
@@ -31,6 +31,9 @@ class _Operation(Protocol):
     dialect: str
     provider: str
     conversation: str | None
+    scope: Scope
+    turn: int | None
+    system: int | None
     request_info: RequestInfo | None
 
     @property
@@ -95,6 +98,11 @@ class Calls:
                 outcome=outcome,
                 conversation=op.conversation,
                 context=self._out.context(),
+                scope=op.scope,
+                turn=op.turn,
+                output=tel.config.output_tool(call.name)
+                and (declared is None or call.name in declared),
+                system=op.system,
             )
             self.opened.append(entry)
             self._counts.append((entry, label, outcome))
@@ -121,7 +129,7 @@ class Calls:
             self._stash_response = response_id
             return
         op = self._op
-        if op.tel.lifecycle.responded(response_id, self.opened, op.conversation):
+        if op.tel.lifecycle.responded(response_id, self.opened, op.conversation, op.scope):
             replayed(self._out, self.opened)
 
     def handed(self) -> None:
@@ -173,6 +181,8 @@ class Calls:
             label=label,
             dialect=op.dialect,
             conversation=op.conversation,
+            scope=op.scope,
+            turn=op.turn,
         )
         if entry is not None:
             self.opened.append(entry)

@@ -57,6 +57,7 @@ _PARSERS: Final[Mapping[str, Callable[[str], Any]]] = {
     "stream_buffered_events": int,
     "hosts": _patterns,
     "exclude": _patterns,
+    "output_tools": _patterns,
 }
 
 

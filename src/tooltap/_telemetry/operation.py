@@ -57,7 +57,7 @@ from .attempts import Attempts
 from .calls import Calls
 from .capture import capture_request, capture_response
 from .conversation import current_conversation
-from .correlate import OpenCall
+from .correlate import OpenCall, Scope
 from .inference_span import InferenceSpan
 from .listeners import ToolCallProblem
 from .response import forced_tool_choice, problem_event, response_attributes
@@ -130,10 +130,14 @@ class Operation:
             span = tel.tracer.start_span(self._name(), kind=SpanKind.CLIENT, attributes=start)
         self.span = span
         self._out = InferenceSpan(span, adopted=adopted, content=span_content)
-        self._attempts = Attempts(tel, self.attributes, self._out)
+        self._attempts = Attempts(tel, self.attributes, self._out, sc.retry_count_header(dialect))
         self.request_info: RequestInfo | None = None
         self.request_body = request_body
         self.conversation = conversation
+        self._named = conversation  # the app's own conversation id
+        self.scope: Scope = conversation  # what this request's results are matched in
+        self.turn: int | None = None  # where its response's model turn will stand
+        self.system: int | None = None  # its system prompt's fingerprint
         self._parsed_request: RequestInfo | None = None
         self._accounted: RequestInfo | None = None
         self._once = threading.Lock()  # taken (never released) by the one ``end`` that runs
@@ -160,7 +164,8 @@ class Operation:
         if self.request_body is None or dialect != self.dialect:
             return None
         if self._parsed_request is None:
-            self._parsed_request = parse_request(self.request_body, dialect)
+            horizon = self.tel.lifecycle.horizon
+            self._parsed_request = parse_request(self.request_body, dialect, horizon)
         return self._parsed_request
 
     def begin_attempt(
@@ -174,7 +179,7 @@ class Operation:
     ) -> None:
         """One HTTP attempt starts: count retries, account the tool results it carries.
 
-        ``x-stainless-retry-count`` gives the attempt number when present; a new
+        The dialect's retry header gives the attempt number when present; a new
         attempt after a failed one counts ``tooltap.retries`` with that failure's type.
         ``headers``: case-insensitive (httpx ``Headers``) or with lower-case names.
         ``body`` (decoded JSON) is only used under content capture.
@@ -183,7 +188,8 @@ class Operation:
         self._calls.new_attempt()
         if "x-api-key" in headers and "authorization" in headers:
             self._out.set(sc.TOOLTAP_CONFLICTING_AUTH, True)
-        if self.provider == "gcp.gen_ai" and (url_host or url_path):
+        untold = sc.provider_untold(self.dialect)
+        if untold is not None and self.provider == untold and (url_host or url_path):
             self.provider = sc.provider_name(self.dialect, url_host, url_path)
             self.attributes[sc.GEN_AI_PROVIDER_NAME] = self.provider
             self._out.set(sc.GEN_AI_PROVIDER_NAME, self.provider)
@@ -197,12 +203,20 @@ class Operation:
         for problem in request_info.problems:
             problem_event(self.tel, self._out, problem)
         lifecycle = self.tel.lifecycle
+        named = request_info.conversation_id
+        previous = request_info.previous_response_id
         if self.conversation is None:
-            self.conversation = request_info.conversation_id or lifecycle.conversation_of(
-                request_info.previous_response_id
-            )
+            self.conversation = named or lifecycle.conversation_of(previous)
             if self.conversation is not None:
                 self._out.set(sc.GEN_AI_CONVERSATION_ID, text(self.conversation, ID_CHARS))
+        if self._named:
+            self.scope = self._named
+        elif named is None and previous is not None:  # the chain's scope
+            self.scope = lifecycle.scope_of(previous)
+        else:
+            self.scope = named or request_info.fingerprint
+        self.turn = request_info.history_length
+        self.system = request_info.system_fingerprint
         lifecycle.expire()
         if request_info is not self._accounted:  # an SDK retry re-sends the very same request
             self._accounted = request_info
@@ -211,8 +225,11 @@ class Operation:
                 provider=self.provider,
                 declared=request_info.tools,
                 inference_span=self.span,
-                conversation=self.conversation,
+                conversation=self.scope,
                 previous_response=request_info.previous_response_id,
+                history_length=request_info.history_length,
+                model_turns=request_info.model_turns,
+                system=self.system,
             )
             self._out.links(links, {sc.TOOLTAP_LINK: sc.LINK_TOOL_RESULT})
         capture_request(self.tel, self._out, self.attributes, self.dialect, body)
