@@ -9,7 +9,7 @@ public API gives:
 * ``Response.stream``: the byte stream the client reads the body from;
 
 plus the name ``IdentityDecoder`` of the decoder of a body sent as it is. ``check`` tries
-them once, when a module is patched, on a response of its own. A missing one (a rename
+them once per library (the first time it answers), on a response of its own. A missing one (a rename
 in a new version) is one WARNING naming it and one ``tooltap.internal_errors`` count
 (``tooltap.component=httpx_compat``); the tap then records what it still can (the
 request, and bodies it is not kept from reading), never raising.
