@@ -38,13 +38,14 @@ def adoptable(span: Span, tracer: Tracer) -> bool:
 class InferenceSpan:
     """One operation's span; ``content``: whether its owner's content mode allows content."""
 
-    __slots__ = ("_context", "adopted", "content", "span")
+    __slots__ = ("_context", "_truncated", "adopted", "content", "span")
 
     def __init__(self, span: Span, *, adopted: bool, content: bool) -> None:
         self.span = span
         self.adopted = adopted
         self.content = content
         self._context: Context | None = None
+        self._truncated = 0
 
     def owns(self, key: str) -> bool:
         """Whether tooltap writes ``key``: any on its own span, ``tooltap.*`` on an adopted one."""
@@ -54,6 +55,12 @@ class InferenceSpan:
         """Set an attribute tooltap owns, while the span records (an adopted span may end first)."""
         if self.owns(key) and self.span.is_recording():
             self.span.set_attribute(key, value)
+
+    def truncated(self, count: int) -> None:
+        """Count ``count`` more values cut to their limit (``tooltap.truncated``)."""
+        if count:
+            self._truncated += count
+            self.set(sc.TOOLTAP_TRUNCATED, self._truncated)
 
     def set_own(self, attributes: dict[str, Any]) -> None:
         """Set ``attributes`` in one call (one lock, one validation pass), on tooltap's own span."""

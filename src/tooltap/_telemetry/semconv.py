@@ -89,6 +89,8 @@ TOOLTAP_LEDGER_STATE: Final = "tooltap.ledger.state"  # done | pending (outcome 
 TOOLTAP_IN_DOUBT_REASON: Final = "tooltap.in_doubt.reason"  # pending | timeout
 #: On a framework's tool span that tooltap adopted as the call's ``execute_tool`` span.
 TOOLTAP_TOOL_SPAN: Final = "tooltap.tool_span"
+#: Values of the span (or event) cut to their limit (``_telemetry.sanitize``).
+TOOLTAP_TRUNCATED: Final = "tooltap.truncated"
 
 # --- values ---
 OPERATION_CHAT: Final = "chat"

@@ -112,6 +112,9 @@ class Telemetry:
         self.config = config
         self.tracer_provider = tracer_provider
         self.meter_provider = meter_provider
+        self.logger_provider = logger_provider
+        #: The listeners as given (to tell a later ``instrument()`` giving others).
+        self.given_listeners = tuple(listeners)
         self.tracer = trace.get_tracer(
             sc.INSTRUMENTATION_NAME, version, tracer_provider, schema_url=sc.SCHEMA_URL
         )
@@ -131,7 +134,7 @@ class Telemetry:
                 config.capture_content,
             )
         self.tool_names = ToolNames(config.tool_name_cap)
-        self.listeners = Listeners(listeners, self.internal_error)
+        self.listeners = Listeners(self.given_listeners, self.internal_error)
         self.lifecycle = Lifecycle(
             tracer=self.tracer,
             instruments=self.instruments,
@@ -151,7 +154,7 @@ class Telemetry:
 
     def internal_error(self, component: str) -> None:
         """Count one contained failure of ``component``."""
-        self.instruments.internal_errors.add(1, {sc.TOOLTAP_COMPONENT: component})
+        self.instruments.internal_error(component)
 
     def end_open(self, caller: threading.Thread | None = None) -> None:
         """End open spans: inference spans whose body was never finished (as closed early),
