@@ -109,6 +109,7 @@ ENVIRONMENT = [
     ("TOOLTAP_MAX_OPEN_BYTES", "4096", "max_open_bytes", 4096),
     ("TOOLTAP_CALL_ID_MEMORY", "16", "call_id_memory", 16),
     ("TOOLTAP_EXPORT", "off", "export", False),
+    ("TOOLTAP_ADOPT_TOOL_SPANS", "off", "adopt_tool_spans", False),
     ("TOOLTAP_PROMETHEUS_PORT", "9464", "prometheus_port", 9464),
     ("TOOLTAP_PROMETHEUS_HOST", "0.0.0.0", "prometheus_host", "0.0.0.0"),
     ("TOOLTAP_STREAM_BUFFERED_WAIT", "0.5", "stream_buffered_wait", 0.5),

@@ -390,6 +390,7 @@ _CHECKS: Final[Mapping[str, tuple[Callable[[object], object], str]]] = {
     "max_open_bytes": (_count, "a whole number of bytes >= 0"),
     "call_id_memory": (_count, "a whole number >= 0"),
     "export": (_flag, "True, False or None"),
+    "adopt_tool_spans": (_flag, "True, False or None"),
     "prometheus_port": (_port, "a port number 0-65535 (0: a free one) or None"),
     "prometheus_host": (_host, "an address such as 127.0.0.1, or None"),
     "stream_buffered_wait": (_seconds, "seconds >= 0"),

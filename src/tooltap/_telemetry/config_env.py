@@ -51,6 +51,7 @@ _PARSERS: Final[Mapping[str, Callable[[str], Any]]] = {
     "max_open_bytes": int,
     "call_id_memory": int,
     "export": _flag,
+    "adopt_tool_spans": _flag,
     "prometheus_port": int,
     "prometheus_host": str,
     "stream_buffered_wait": float,
