@@ -1,9 +1,12 @@
-"""The benchmark's verdicts are computed from the figures, and the README section from them."""
+"""The benchmark's verdicts are computed from the figures, and the docs' section from them."""
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
 from typing import Any
 
+from benchmarks._parsers import FAST_PATHS, FULL_PATH, fast_path_gains
 from benchmarks._report import README_BEGIN, README_END, readme_section, tables, targets
 
 
@@ -82,3 +85,37 @@ def test_every_case_reaches_the_table_and_the_readme_section() -> None:
     for case in CASES:
         assert f"| {case['case']} |" in section and f"| {case['case']} |" in text
     assert "| inconclusive |" in section and "| MISSED |" in section and "abc1234" in section
+    assert "| target | case | measured | verdict |" in section  # each verdict's target beside it
+    for check in results["targets"]:
+        assert f"| {check['target']} | {check['case']} | {check['value']} |" in section
+
+
+def test_the_performance_doc_holds_the_latest_run() -> None:
+    """``docs/PERFORMANCE.md`` between its markers is what ``--docs`` writes from latest.json."""
+    root = Path(__file__).resolve().parents[1]
+    results = json.loads((root / "benchmarks/results/latest.json").read_text())
+    assert readme_section(results) in (root / "docs/PERFORMANCE.md").read_text()
+
+
+def _parser_row(dialect: str, decoder: str, us_per_event: float) -> dict[str, Any]:
+    return {"stream": "corpus", "dialect": dialect, "decoder": decoder, "bytes": 1000,
+            "events": 10, "mb_per_s": 1.0, "events_per_s": 1e6 / us_per_event,
+            "us_per_event": us_per_event}  # fmt: skip
+
+
+def test_the_fast_path_figure_is_computed_from_the_parser_rows() -> None:
+    rows = [
+        _parser_row("openai.chat", FULL_PATH, 6.0),
+        _parser_row("openai.chat", FAST_PATHS, 2.0),
+        _parser_row("openai.chat", "openai SSEDecoder + json", 9.0),
+        _parser_row("google.genai", FULL_PATH, 5.0),  # no fast path: no figure
+        _parser_row("google.genai", FAST_PATHS, 5.0),
+    ]
+    (gain,) = fast_path_gains(rows)
+    assert gain["dialect"] == "openai.chat" and gain["speedup"] == 3.0
+    assert (gain["on_us_per_event"], gain["off_us_per_event"]) == (2.0, 6.0)
+    text = tables({"cases": CASES, "targets": targets(CASES), "fast_paths": [gain]})
+    assert (
+        "### Fast paths on and off" in text
+        and "| corpus | openai.chat | 2.00 | 6.00 | 3.0 |" in text
+    )

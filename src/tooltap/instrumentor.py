@@ -4,9 +4,10 @@
 ``instrument`` checks its options (``tooltap.Config``) and builds one ``Telemetry`` on the
 given providers, else the global ones (never setting any); only with ``export=True`` /
 ``TOOLTAP_EXPORT=1`` on private providers of its own (``_telemetry.export``). It then
-installs the transport tap and the SDK-layer patches lazily (post-import hooks: nothing
-is imported here). Setup never raises: ``opentelemetry-instrument`` re-raises any
-non-ImportError from an instrumentor, so a failure is logged and tooltap stays off.
+installs every ``PatchSet`` of ``PATCH_SETS``, the transport taps and the SDK-layer
+patches, lazily (post-import hooks: no library is imported here). Setup never raises:
+``opentelemetry-instrument`` re-raises any non-ImportError from an instrumentor, so a
+failure is logged and tooltap stays off.
 The one exception is strict mode (``TOOLTAP_STRICT_CONFIG=1`` or ``strict=True``), where
 an unknown or invalid option raises ``ConfigError`` and nothing is installed.
 
@@ -19,12 +20,10 @@ ends every open span within ``SHUTDOWN_TIMEOUT`` in total, whatever the span pro
 from __future__ import annotations
 
 import atexit
-import importlib
 import logging
 import os
 from collections.abc import Collection, Iterable
 from functools import partial
-from types import ModuleType
 from typing import Any, Final
 
 from opentelemetry.instrumentation.dependencies import get_dependency_conflicts
@@ -33,16 +32,27 @@ from opentelemetry.instrumentation.instrumentor import (  # type: ignore[attr-de
 )
 
 from ._forks import holding_lock, new_rlock
-from ._patch import httpx_tap, tap_stream
-from ._quietly import quietly, report
+from ._patch import (
+    aiohttp_tap,
+    frameworks,
+    httpx_tap,
+    sdk_anthropic,
+    sdk_google,
+    sdk_openai,
+    tap_stream,
+)
+from ._patch.patchset import PatchSet
+from ._quietly import quietly
 from ._telemetry import export
 from ._telemetry.config import (
     OPTION_NAMES,
     Config,
     ConfigError,
+    changes,
     check_names,
     reject,
     strict_mode,
+    variables,
 )
 from ._telemetry.listeners import Listener
 from ._telemetry.telemetry import Telemetry, get_telemetry, set_telemetry
@@ -64,11 +74,19 @@ _OTHER_OPTIONS: Final = frozenset(
         "strict",
     }
 )
-#: The SDK majors whose retry funnels the SDK-layer patches know (the oldest ones are
+#: Every patch tooltap installs: the transport taps, then the SDK layer. Adding a patch
+#: target is one ``Patch`` in its module's set; a new patch module, one entry here.
+PATCH_SETS: Final[tuple[PatchSet, ...]] = (
+    httpx_tap.PATCHES,
+    sdk_openai.PATCHES,
+    sdk_anthropic.PATCHES,
+    sdk_google.PATCHES,
+    aiohttp_tap.PATCHES,
+    frameworks.PATCHES,
+)
+#: The SDK ranges whose retry funnels the SDK-layer patches know (the oldest ones are
 #: tested in a venv of their own: ``scripts/test-old-sdks``).
-SUPPORTED_SDKS: Final = ("openai >= 2.0, < 4", "anthropic >= 1.0, < 3", "google-genai >= 2.0, < 4")
-#: SDK-layer patch modules (each with ``install(tel)`` / ``uninstall()``), imported if present.
-_SDK_PATCHES: Final = ("sdk_openai", "sdk_anthropic", "sdk_google", "aiohttp_tap")
+SUPPORTED_SDKS: Final = tuple(p.requirement for p in PATCH_SETS if p.requirement)
 _atexit_registered = False
 #: One instrument()/uninstrument() at a time (reentrant: a signal handler may call one).
 _switch = new_rlock()
@@ -77,18 +95,6 @@ _switch = new_rlock()
 def _disabled_by_env() -> bool:
     names = {n.strip() for n in os.environ.get(DISABLED_ENV, "").split(",")}
     return ENTRY_POINT_NAME in names or "*" in names
-
-
-def _sdk_patches() -> list[ModuleType]:
-    modules = []
-    for name in _SDK_PATCHES:
-        try:
-            modules.append(importlib.import_module(f"{__package__}._patch.{name}"))
-        except ImportError:
-            _log.debug("tooltap: patch module %s not available", name)
-        except Exception as exc:  # noqa: BLE001 - one broken patch must not disable the rest
-            report(exc, "instrumentor")
-    return modules
 
 
 def _providers(tracer_provider: Any, meter_provider: Any, config: Config) -> tuple[Any, Any]:
@@ -146,11 +152,8 @@ def _install(
         listeners=listeners,
     )
     set_telemetry(tel)
-    httpx_tap.install()
-    for module in _sdk_patches():
-        install = getattr(module, "install", None)
-        if callable(install):
-            quietly(install, tel)
+    for patches in PATCH_SETS:
+        quietly(patches.install)  # one broken patch must not disable the rest
     if not _atexit_registered:
         atexit.register(_at_exit)
         _atexit_registered = True
@@ -160,11 +163,8 @@ def _uninstall() -> None:
     tel = get_telemetry()
     set_telemetry(None)  # every wrapper passes through from here on
     quietly(tap_stream.settle_all)  # bodies in flight record nothing more
-    httpx_tap.uninstall()
-    for module in _sdk_patches():
-        uninstall = getattr(module, "uninstall", None)
-        if callable(uninstall):
-            quietly(uninstall)
+    for patches in PATCH_SETS:
+        quietly(patches.uninstall)
     if tel is not None:
         quietly(tel.retire)
 
@@ -208,14 +208,58 @@ class TooltapInstrumentor(BaseInstrumentor):  # type: ignore[misc]
         quietly(_uninstall)
 
     def instrument(self, **kwargs: Any) -> None:
-        """``BaseInstrumentor.instrument``, one call at a time."""
+        """``BaseInstrumentor.instrument``, one call at a time (``opentelemetry-instrument``
+        calls it with no options). Instrumented already, nothing changes: each option that
+        would differ is named in a warning (strict mode: ``ConfigError``), in place of
+        OpenTelemetry's generic message."""
         with _switch:
+            if self._is_instrumented_by_opentelemetry:
+                _already_instrumented(kwargs)
+                return
             super().instrument(**kwargs)
 
     def uninstrument(self, **kwargs: Any) -> None:
         """``BaseInstrumentor.uninstrument``, one call at a time."""
         with _switch:
             super().uninstrument(**kwargs)
+
+
+#: Keywords ``BaseInstrumentor.instrument`` takes for itself.
+_BASE_OPTIONS: Final = ("skip_dep_check", "raise_exception_on_conflict")
+
+
+def _already_instrumented(kwargs: dict[str, Any]) -> None:
+    """Name what a second ``instrument()`` would change; it is not applied."""
+    tel = get_telemetry()
+    options = {k: v for k, v in kwargs.items() if k not in _BASE_OPTIONS}
+    if tel is None:  # instrumented, but off (disabled, or setup failed)
+        return
+    try:
+        wanted = _config(options)
+    except ConfigError:
+        raise
+    except Exception:  # noqa: BLE001 - instrumenting must never break the app
+        _log.debug("tooltap: could not compare the options", exc_info=True)
+        return
+    changed = changes(tel.config, wanted)
+    dropped = list(changed.values())
+    given = {"tracer_provider": tel.tracer_provider, "meter_provider": tel.meter_provider,
+             "logger_provider": tel.logger_provider}  # fmt: skip
+    dropped += [k for k, active in given.items() if options.get(k) not in (None, active)]
+    listeners = tuple(options.get("listeners") or ())
+    if listeners and listeners != tel.given_listeners:
+        dropped.append("listeners")
+    if not dropped:
+        _log.debug("tooltap: already instrumented with these options")
+        return
+    hint = ", ".join(variables(changed)) or "the TOOLTAP_* variables"
+    with strict_mode(kwargs.get("strict")):
+        reject(
+            "tooltap: already instrumented, these options were not applied: "
+            + ", ".join(dropped)
+            + "; call tooltap.uninstrument() first, or set them where tooltap is first "
+            f"instrumented (under opentelemetry-instrument: {hint})"
+        )
 
 
 def instrument(

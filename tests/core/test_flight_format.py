@@ -12,9 +12,10 @@ import json
 from itertools import pairwise
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
+from tests.conftest import examples
 from tests.core.test_split_property import PROFILE, STREAMED
 from tests.corpus import Case
 from tooltap._core.errors import mask_secrets
@@ -117,7 +118,7 @@ def test_masking_removes_credential_headers_and_the_query() -> None:
     assert KEY.encode() not in encode(out)
 
 
-@settings(PROFILE)
+@PROFILE
 @given(st.lists(st.integers(0, len(BODY)), max_size=12))
 def test_a_credential_across_chunk_boundaries_is_masked(cuts: list[int]) -> None:
     chunks = split(BODY, cuts)
@@ -174,7 +175,7 @@ def test_every_corpus_stream_survives_the_file(case: Case) -> None:
     """A real provider stream, cut anywhere, written to a record's bytes and read back,
     replays to what the live parse of those very chunks was judged to be."""
 
-    @settings(PROFILE, max_examples=10)
+    @examples(10)
     @given(st.lists(st.integers(0, len(case.body)), max_size=20))
     def check(cuts: list[int]) -> None:
         chunks = split(case.body, cuts)

@@ -5,11 +5,12 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from hypothesis import assume, given, settings
+from hypothesis import assume, given
 from hypothesis import strategies as st
 from jsonschema import Draft202012Validator, SchemaError
 from jsonschema.validators import validator_for
 
+from tests.conftest import examples
 from tooltap import ToolCall
 from tooltap._core._schema_check import compile_check
 from tooltap.core import RequestInfo, validate
@@ -106,7 +107,7 @@ def _container_member(schema: Any) -> bool:
     return any(isinstance(v, list | dict) for v in found) or any(map(_container_member, subs))
 
 
-@settings(max_examples=1500, deadline=None)
+@examples(1500)
 @given(schema=schemas(), instance=instances)
 def test_true_only_when_jsonschema_finds_no_error(schema: dict[str, Any], instance: Any) -> None:
     check = compile_check(schema)
@@ -139,7 +140,7 @@ _leaf_schemas = st.one_of(
 )
 
 
-@settings(max_examples=1000, deadline=None)
+@examples(1000)
 @given(schema=_leaf_schemas, instance=_scalars | st.lists(_scalars, max_size=3))
 def test_types_equality_and_bounds_are_exact(schema: dict[str, Any], instance: Any) -> None:
     """One keyword against a scalar: bool vs int, 1 vs 1.0, -0.0, code-point lengths."""
@@ -148,7 +149,7 @@ def test_types_equality_and_bounds_are_exact(schema: dict[str, Any], instance: A
     assert check(instance) is _jsonschema_valid(schema, instance)
 
 
-@settings(max_examples=300, deadline=None)
+@examples(300)
 @given(
     schema=schemas(),
     args=st.dictionaries(st.sampled_from([*KEYS, "extra"]), instances, max_size=4),
@@ -367,3 +368,39 @@ def test_annotations_alone_accept_anything() -> None:
     check = compile_check({"description": "d", "title": "t", "$comment": "c", "examples": [1]})
     assert check is not None
     assert all(check(v) for v in (None, True, 1, 1.5, "s", [1], {"a": 1}, object()))
+
+
+#: Keyword values of every shape, most of them wrong for the keyword.
+_any_value = st.recursive(
+    st.none() | st.booleans() | st.integers(-2, 3) | st.sampled_from([1.0, 1.5, -0.5])
+    | st.sampled_from(["string", "integer", "a"]),
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.sampled_from(KEYS), inner,
+                                                                max_size=2),
+    max_leaves=6,
+)  # fmt: skip
+
+
+@st.composite
+def loose_schemas(draw: st.DrawFn, depth: int = 0) -> Any:
+    """A schema of the subset's keywords whose values may be anything, or a valid one."""
+    if draw(st.booleans()):
+        return draw(schemas(depth))
+    keywords = sorted(
+        {"type", "enum", "const", "minimum", "minLength", "maxItems", "required", "examples",
+         "description", "format", "default", "deprecated", "readOnly", "properties", "items",
+         "additionalProperties"}
+    )  # fmt: skip
+    chosen = draw(st.lists(st.sampled_from(keywords), max_size=3, unique=True))
+    schema = {key: draw(_any_value) for key in chosen}
+    if depth < 1 and draw(st.booleans()):
+        schema["properties"] = {"a": draw(loose_schemas(depth + 1))}
+    if draw(st.booleans()):
+        schema["$schema"] = draw(st.sampled_from(DIALECTS))
+    return schema
+
+
+@examples(1500)
+@given(schema=loose_schemas())
+def test_a_schema_it_compiles_is_valid_against_its_metaschema(schema: dict[str, Any]) -> None:
+    if compile_check(schema) is not None:  # validate then skips jsonschema's check_schema
+        validator_for(schema, default=Draft202012Validator).check_schema(schema)

@@ -27,7 +27,7 @@ from opentelemetry.sdk.trace import ReadableSpan, Span, SpanProcessor, TracerPro
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor, SpanExporter, SpanExportResult
 
 import tooltap
-from tests.reliability.support import SpanLedger
+from tests.recorder import SpanLedger
 from tests.telemetry.support import first_body, turn, url
 from tooltap import ToolCall
 from tooltap.simulator import Simulator

@@ -23,7 +23,7 @@ import openai
 import pytest
 
 import tooltap
-from tests.reliability.support import Capture
+from tests.reliability.support import Recorder
 from tooltap._core.flight import Chunk, FlightRecord, Reported
 from tooltap._telemetry import flight_writer
 from tooltap._telemetry.config import ConfigError
@@ -48,10 +48,10 @@ def _names(client: openai.OpenAI) -> list[str]:
     ]
 
 
-def _dropped_count(capture: Capture) -> float:
+def _dropped_count(recorder: Recorder) -> float:
     return sum(
         value
-        for attributes, value in capture.points("tooltap.internal_errors")
+        for attributes, value in recorder.points("tooltap.internal_errors")
         if attributes.get("tooltap.component") == "flight_recorder"
     )
 
@@ -86,18 +86,18 @@ def _unwritable(tmp_path: Path, kind: str) -> Path:
 
 @pytest.mark.parametrize("kind", ["read-only", "under a file"])
 def test_an_unwritable_directory_never_reaches_the_app(
-    capture: Capture, sim: Simulator, tmp_path: Path, kind: str
+    recorder: Recorder, sim: Simulator, tmp_path: Path, kind: str
 ) -> None:
     directory = _unwritable(tmp_path, kind)
-    capture.instrument(flight_recorder=directory)
+    recorder.instrument(flight_recorder=directory)
     client = openai.OpenAI(base_url=sim.openai_base_url, api_key="sk-test", max_retries=0)
     sim.inject(Fault("invalid_json_args"))
     assert _names(client) == ["lookup_demo_value", "lookup_demo_value"]
     tel = get_telemetry()
     assert tel is not None and tel.flight is not None and tel.flight.writer.drain(10)
     assert (tel.flight.writer.written, tel.flight.writer.dropped) == (0, 1)
-    assert _dropped_count(capture) == 1
-    (span,) = [s for s in capture.spans() if s.name.startswith("chat")]
+    assert _dropped_count(recorder) == 1
+    (span,) = [s for s in recorder.spans() if s.name.startswith("chat")]
     assert "tooltap.flight_record" in (span.attributes or {})  # named before the write failed
 
 
@@ -119,11 +119,11 @@ def stalled_disk(monkeypatch: pytest.MonkeyPatch) -> Iterator[threading.Event]:
 
 
 def test_a_stalled_disk_never_slows_the_app(
-    capture: Capture, sim: Simulator, tmp_path: Path, stalled_disk: threading.Event
+    recorder: Recorder, sim: Simulator, tmp_path: Path, stalled_disk: threading.Event
 ) -> None:
     """Bad responses keep coming while the writer is stuck: the queue fills, later records
     are dropped and counted, and each request takes no longer than without a recorder."""
-    capture.instrument(flight_recorder=tmp_path, flight_recorder_all=True)
+    recorder.instrument(flight_recorder=tmp_path, flight_recorder_all=True)
     client = openai.OpenAI(base_url=sim.openai_base_url, api_key="sk-test", max_retries=0)
     tel = get_telemetry()
     assert tel is not None and tel.flight is not None
@@ -135,7 +135,7 @@ def test_a_stalled_disk_never_slows_the_app(
         slowest = max(slowest, time.monotonic() - start)
     assert writer.written == 0
     assert writer.dropped >= 80 - 65
-    assert _dropped_count(capture) == writer.dropped
+    assert _dropped_count(recorder) == writer.dropped
     assert slowest < 5  # the writer blocks for 30 s: no request waited for it
     stalled_disk.set()
     assert writer.drain(20)
@@ -190,27 +190,27 @@ def test_other_files_in_the_directory_are_left_alone(tmp_path: Path) -> None:
     assert sorted(p.name for p in tmp_path.iterdir()) == sorted([names[-1], "notes.txt"])
 
 
-def test_without_a_directory_the_recorder_is_off(capture: Capture) -> None:
-    capture.instrument()
+def test_without_a_directory_the_recorder_is_off(recorder: Recorder) -> None:
+    recorder.instrument()
     tel = get_telemetry()
     assert tel is not None and tel.flight is None
 
 
 def test_the_environment_configures_it(
-    capture: Capture, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    recorder: Recorder, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("TOOLTAP_FLIGHT_RECORDER", str(tmp_path))
     monkeypatch.setenv("TOOLTAP_FLIGHT_RECORDER_BYTES", "1000")
     monkeypatch.setenv("TOOLTAP_FLIGHT_RECORDER_ALL", "1")
     monkeypatch.setenv("TOOLTAP_FLIGHT_RECORDER_FILES", "7")
-    capture.instrument()
+    recorder.instrument()
     tel = get_telemetry()
     assert tel is not None and tel.flight is not None
     settings = tel.flight.settings
     assert (settings.directory, settings.max_bytes, settings.every) == (tmp_path, 1000, True)
     assert (settings.files, settings.total_bytes) == (7, 256 * 1024 * 1024)
     tooltap.uninstrument()
-    capture.instrument(flight_recorder_bytes=5000, flight_recorder_all=False)  # options win
+    recorder.instrument(flight_recorder_bytes=5000, flight_recorder_all=False)  # options win
     tel = get_telemetry()
     assert tel is not None and tel.flight is not None
     assert (tel.flight.settings.max_bytes, tel.flight.settings.every) == (5000, False)
@@ -222,14 +222,14 @@ def test_the_environment_configures_it(
     ids=["not-a-path", "not-a-size"],
 )
 def test_an_invalid_option_warns_or_strictly_raises(
-    capture: Capture, monkeypatch: pytest.MonkeyPatch, options: dict[str, object]
+    recorder: Recorder, monkeypatch: pytest.MonkeyPatch, options: dict[str, object]
 ) -> None:
     with pytest.raises(ConfigError):  # the suite is strict
-        capture.instrument(**options)
+        recorder.instrument(**options)
     tooltap.uninstrument()
     monkeypatch.setenv("TOOLTAP_STRICT_CONFIG", "0")
     with pytest.warns(UserWarning, match="flight_recorder"):
-        capture.instrument(**options)
+        recorder.instrument(**options)
     tel = get_telemetry()
     assert tel is not None
     if "flight_recorder_bytes" in options:

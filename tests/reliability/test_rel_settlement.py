@@ -34,7 +34,7 @@ import openai
 import pytest
 
 import tooltap
-from tests.reliability.support import Capture, attrs
+from tests.reliability.support import Recorder, attrs
 from tests.telemetry.support import first_body, url
 from tooltap.simulator import Fault, Simulator
 
@@ -78,12 +78,12 @@ def test_flush_from_a_signal_handler_never_hangs() -> None:
 # --- cancellation --------------------------------------------------------------------------
 
 
-def _not_failed(capture: Capture) -> None:
-    (span,) = capture.inference()
+def _not_failed(recorder: Recorder) -> None:
+    (span,) = recorder.inference()
     assert span.status.status_code.name != "ERROR"
     assert "error.type" not in attrs(span)
     assert attrs(span)["tooltap.outcome"] == CANCELLED
-    assert capture.total("tooltap.provider.errors") == 0
+    assert recorder.total("tooltap.provider.errors") == 0
     assert [e.name for e in span.events if e.name == "tooltap.attempt.failed"] == []
 
 
@@ -110,7 +110,7 @@ READERS = {"httpx": _raw_read, "openai": _sdk_read}
 @pytest.mark.parametrize("where", ["before_headers", "mid_stream"])
 @pytest.mark.parametrize("reader", sorted(READERS))
 def test_cancelled_request_is_not_a_provider_error(
-    tap: Capture, sim: Simulator, backend: str, where: str, reader: str
+    rec: Recorder, sim: Simulator, backend: str, where: str, reader: str
 ) -> None:
     fault = Fault("delay", seconds=20) if where == "before_headers" else Fault("stall", seconds=20)
     sim.inject(fault, dialect="openai.chat")
@@ -123,10 +123,10 @@ def test_cancelled_request_is_not_a_provider_error(
 
     anyio.run(main, backend=backend)
     assert bool(chunks) is (where == "mid_stream")
-    _not_failed(tap)
+    _not_failed(rec)
 
 
-def test_asyncio_timeout_mid_stream_is_not_a_provider_error(tap: Capture, sim: Simulator) -> None:
+def test_asyncio_timeout_mid_stream_is_not_a_provider_error(rec: Recorder, sim: Simulator) -> None:
     sim.inject(Fault("stall", seconds=20), dialect="openai.chat")
     chunks: list[bytes] = []
 
@@ -137,11 +137,11 @@ def test_asyncio_timeout_mid_stream_is_not_a_provider_error(tap: Capture, sim: S
 
     asyncio.run(main())
     assert chunks
-    _not_failed(tap)
+    _not_failed(rec)
 
 
 def test_keyboard_interrupt_while_reading_is_not_a_provider_error(
-    tap: Capture, sim: Simulator
+    rec: Recorder, sim: Simulator
 ) -> None:
     """Ctrl-C lands while the tap waits for the next chunk (inside the socket read)."""
     sim.inject(Fault("stall", seconds=20), dialect="openai.chat")
@@ -161,24 +161,24 @@ def test_keyboard_interrupt_while_reading_is_not_a_provider_error(
     finally:
         signal.setitimer(signal.ITIMER_REAL, 0)
         signal.signal(signal.SIGALRM, previous)
-    _not_failed(tap)
+    _not_failed(rec)
 
 
 # --- flush during live streams ------------------------------------------------------------
 
 
-def _whole(capture: Capture) -> None:
+def _whole(recorder: Recorder) -> None:
     """One inference span with its finish reason and usage; every tool span under it,
     started while it was open, none of them orphaned by the flush."""
-    (span,) = capture.inference()
+    (span,) = recorder.inference()
     a = attrs(span)
     assert a.get("gen_ai.response.finish_reasons") == ("tool_call",)
     assert a.get("gen_ai.usage.input_tokens", 0) > 0
     assert "tooltap.stream.closed_early" not in a
     assert span.status.status_code.name != "ERROR"
-    tools = capture.tools()
+    tools = recorder.tools()
     assert len(tools) == 2
-    assert len(capture.received()) == 2
+    assert len(recorder.received()) == 2
     assert span.end_time is not None
     for tool in tools:
         assert tool.parent is not None and tool.parent.span_id == span.context.span_id
@@ -208,21 +208,21 @@ STREAMS: dict[str, Callable[[Simulator], None]] = {
 
 @pytest.mark.parametrize("reader", sorted(STREAMS))
 def test_flush_from_a_listener_inside_the_read_loses_nothing(
-    capture: Capture, sim: Simulator, reader: str
+    recorder: Recorder, sim: Simulator, reader: str
 ) -> None:
     def listener(event: object) -> None:
         tooltap.flush()
 
-    capture.instrument(listener)
+    recorder.instrument(listener)
     STREAMS[reader](sim)
-    assert capture.tools() == []  # the flushes left the live stream's calls open
+    assert recorder.tools() == []  # the flushes left the live stream's calls open
     tooltap.flush()
-    _whole(capture)
+    _whole(recorder)
 
 
 @pytest.mark.parametrize("reader", sorted(STREAMS))
 def test_flush_from_another_thread_while_reading_loses_nothing(
-    tap: Capture, sim: Simulator, reader: str
+    rec: Recorder, sim: Simulator, reader: str
 ) -> None:
     sim.inject(Fault("chunk_size", size=16), dialect="openai.chat")  # many small reads
     done = threading.Event()
@@ -244,7 +244,7 @@ def test_flush_from_another_thread_while_reading_loses_nothing(
         thread.join(10)
     assert flushes > 0
     tooltap.flush()
-    _whole(tap)
+    _whole(rec)
 
 
 # --- bounds --------------------------------------------------------------------------------

@@ -70,7 +70,7 @@ def split_turns(data: CallModelData[Any]) -> ModelInputData:
 
 
 async def test_openai_agents_split_turns_of_many_runs_end_on_their_own_run(
-    otel: Any, numbered: Simulator
+    rec: Any, numbered: Simulator
 ) -> None:
     import tooltap
 
@@ -78,7 +78,7 @@ async def test_openai_agents_split_turns_of_many_runs_end_on_their_own_run(
     agent = Agent(name="body", instructions="Answer from the tools.", tools=[lookup_demo_value],
                   model=OpenAIChatCompletionsModel("gpt-4o-mini", client))  # fmt: skip
     config = RunConfig(call_model_input_filter=split_turns)
-    tracer = otel.tracer_provider.get_tracer("test")
+    tracer = rec.tracer_provider.get_tracer("test")
 
     async def run(n: int) -> Any:  # each run in a trace of its own
         with tracer.start_as_current_span(f"run {n}"):
@@ -88,13 +88,13 @@ async def test_openai_agents_split_turns_of_many_runs_end_on_their_own_run(
     results = await asyncio.wait_for(asyncio.gather(*(run(n) for n in range(10))), 60)
     assert all(r.final_output for r in results)
     tooltap.flush()
-    tools = otel.tool_spans()
+    tools = rec.tools()
     assert len(tools) == 20  # two calls a run
     assert {(s.attributes or {})["tooltap.result"] for s in tools} == {"ok"}
-    assert otel.total("tooltap.tool_results", tooltap__result="ok") == 20
-    assert otel.total("tooltap.tool_results") == 20
+    assert rec.total("tooltap.tool_results", tooltap__result="ok") == 20
+    assert rec.total("tooltap.tool_results") == 20
     linked: dict[int, list[int]] = {}
-    for span in otel.inference_spans():
+    for span in rec.inference():
         for link in span.links:
             linked.setdefault(link.context.span_id, []).append(span.context.trace_id)
     for span in tools:  # linked from a request of its own run only
@@ -111,7 +111,7 @@ def lookup_value(key: str) -> str:
     return RESULTS[key]
 
 
-def test_smolagents_calls_answered_as_text_end_unanswered(otel: Any) -> None:
+def test_smolagents_calls_answered_as_text_end_unanswered(rec: Any) -> None:
     """Three steps of one call each, then the answer asked under another system prompt."""
     import tooltap
 
@@ -124,15 +124,15 @@ def test_smolagents_calls_answered_as_text_end_unanswered(otel: Any) -> None:
     finally:
         sim.stop()
     tooltap.flush()
-    tools = otel.tool_spans()
+    tools = rec.tools()
     assert len(tools) == 3
     for span in tools:
         attrs = dict(span.attributes or {})
         assert attrs["tooltap.result"] == "unanswered", attrs
         assert "error.type" not in attrs
         assert span.status.status_code.name == "UNSET"
-    assert otel.total("tooltap.tool_results", tooltap__result="unanswered") == 3
-    assert otel.total("tooltap.tool_results") == 3  # none orphaned
+    assert rec.total("tooltap.tool_results", tooltap__result="unanswered") == 3
+    assert rec.total("tooltap.tool_results") == 3  # none orphaned
 
 
 class City(BaseModel):
@@ -140,7 +140,7 @@ class City(BaseModel):
     country: str
 
 
-def test_pydantic_ai_structured_output_is_no_orphan(otel: Any) -> None:
+def test_pydantic_ai_structured_output_is_no_orphan(rec: Any) -> None:
     import tooltap
 
     sim = Simulator(calls=[("final_result", {"city": "Paris", "country": "France"})]).start()
@@ -154,12 +154,12 @@ def test_pydantic_ai_structured_output_is_no_orphan(otel: Any) -> None:
     finally:
         sim.stop()
     tooltap.flush()
-    tools = otel.tool_spans()
+    tools = rec.tools()
     assert len(tools) == 3
     for span in tools:
         attrs = dict(span.attributes or {})
         assert attrs["tooltap.result"] == "output", attrs
         assert "error.type" not in attrs
         assert span.status.status_code.name == "UNSET"
-    assert otel.total("tooltap.tool_results", tooltap__result="orphaned") == 0
-    assert otel.total("tooltap.tool_results", tooltap__result="output") == 3
+    assert rec.total("tooltap.tool_results", tooltap__result="orphaned") == 0
+    assert rec.total("tooltap.tool_results", tooltap__result="output") == 3

@@ -13,9 +13,7 @@ from typing import Any
 
 import anthropic
 import pytest
-from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
-from opentelemetry.sdk.trace.export import SimpleSpanProcessor
-from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+from opentelemetry.sdk.trace import ReadableSpan
 
 import tooltap
 from tests.loopback_capture import QuietHandler, serving
@@ -23,7 +21,6 @@ from tests.sdk.drivers import DRIVERS, USER
 from tooltap._telemetry import semconv as sc
 from tooltap.simulator import Fault, Simulator
 
-ANTHROPIC_SCOPE = "com.anthropic.sdk.python"
 #: Differ between two calls whatever records them.
 VOLATILE = ("anthropic.request.id", "gen_ai.response.id", "gen_ai.response.time_to_first_chunk")
 MESSAGE: dict[str, Any] = {  # anthropic's own test fixture: cached tokens on top of input
@@ -86,12 +83,11 @@ SCENARIOS: dict[str, tuple[Fault | None, Callable[[Any], None], str | None]] = {
 
 
 class _Traced:
-    """anthropic's tracing into a provider of its own; tooltap into the recorder's."""
+    """anthropic's tracing into the provider tooltap records into (the recorder's)."""
 
-    def __init__(self) -> None:
-        self.exporter = InMemorySpanExporter()
-        self.provider = TracerProvider()
-        self.provider.add_span_processor(SimpleSpanProcessor(self.exporter))
+    def __init__(self, rec: Any) -> None:
+        self.exporter = rec.exporter
+        self.provider = rec.tracer_provider
 
     def client(self, base_url: str, **options: Any) -> anthropic.Anthropic:
         options.setdefault("open_telemetry", {"tracer_provider": self.provider})
@@ -100,7 +96,12 @@ class _Traced:
         )
 
     def last(self) -> ReadableSpan:
-        return self.exporter.get_finished_spans()[-1]
+        """The last span anthropic ended (under its scope, or Vertex's: not tooltap's)."""
+        return [
+            s
+            for s in self.exporter.get_finished_spans()
+            if s.instrumentation_scope is not None and s.instrumentation_scope.name != "tooltap"
+        ][-1]
 
 
 def _anthropics(span: ReadableSpan) -> dict[str, Any]:
@@ -120,10 +121,10 @@ def _same(bare: ReadableSpan, instrumented: ReadableSpan) -> None:
 
 
 @pytest.fixture
-def bare_first(otel: Any) -> Iterator[Any]:
-    """``otel``, uninstrumented until the test calls ``otel.instrument()``."""
+def bare_first(rec: Any) -> Iterator[Any]:
+    """``rec``, uninstrumented until the test calls ``rec.instrument()``."""
     tooltap.uninstrument()
-    yield otel
+    yield rec
 
 
 @pytest.mark.parametrize("name", list(SCENARIOS))
@@ -131,7 +132,7 @@ def test_anthropics_attributes_are_the_same_with_tooltap(
     bare_first: Any, sim: Simulator, name: str
 ) -> None:
     fault, scenario, error_type = SCENARIOS[name]
-    traced = _Traced()
+    traced = _Traced(bare_first)
     client = traced.client(sim.anthropic_base_url)
     spans = []
     for instrumented in (False, True):
@@ -154,11 +155,11 @@ def test_anthropics_attributes_are_the_same_with_tooltap(
         assert tooltap_attrs == {"tooltap.stream.closed_early"}
 
 
-def test_error_type_on_tooltaps_own_span_too(otel: Any, sim: Simulator) -> None:
+def test_error_type_on_tooltaps_own_span_too(rec: Any, sim: Simulator) -> None:
     sim.inject(Fault("insufficient_balance"), dialect="anthropic.messages")
     client = DRIVERS["anthropic"].client(sim, sync=True, max_retries=0)
     _failing(client)
-    (span,) = otel.inference_spans()
+    (span,) = rec.inference()
     assert span.instrumentation_scope.name == "tooltap"
     attrs = dict(span.attributes or {})
     assert attrs["error.type"] == attrs["tooltap.error.type"] == "insufficient_balance"
@@ -175,22 +176,22 @@ class _Cached(QuietHandler):
         self.wfile.write(body)
 
 
-def test_cached_tokens_and_cache_names_are_anthropics(otel: Any) -> None:
-    traced = _Traced()
+def test_cached_tokens_and_cache_names_are_anthropics(rec: Any) -> None:
+    traced = _Traced(rec)
     with serving(_Cached) as url:
         traced.client(url).messages.create(**_request())
     attrs = dict(traced.last().attributes or {})
     assert attrs["gen_ai.usage.input_tokens"] == 15  # anthropic counts cached tokens in
     assert attrs["gen_ai.usage.cache_write.input_tokens"] == 3
     assert not [k for k in attrs if k.startswith("gen_ai.usage.cache_creation")]
-    assert otel.total("gen_ai.client.token.usage", gen_ai__token__type="input") == 1
+    assert rec.total("gen_ai.client.token.usage", gen_ai__token__type="input") == 1
 
 
-def test_tooltaps_own_span_has_one_cache_vocabulary(otel: Any) -> None:
+def test_tooltaps_own_span_has_one_cache_vocabulary(rec: Any) -> None:
     with serving(_Cached) as url:
         client = anthropic.Anthropic(base_url=url, api_key="k", open_telemetry=False)
         client.messages.create(**_request())
-    (span,) = otel.inference_spans()
+    (span,) = rec.inference()
     attrs = dict(span.attributes or {})
     assert span.instrumentation_scope.name == "tooltap"
     assert attrs[sc.GEN_AI_USAGE_CACHE_CREATION_INPUT_TOKENS] == 3  # the conventions' name
@@ -199,8 +200,8 @@ def test_tooltaps_own_span_has_one_cache_vocabulary(otel: Any) -> None:
     assert not [k for k in attrs if k.startswith(other)]
 
 
-def test_vertex_keeps_its_provider_name(otel: Any, sim: Simulator) -> None:
-    traced = _Traced()
+def test_vertex_keeps_its_provider_name(rec: Any, sim: Simulator) -> None:
+    traced = _Traced(rec)
     client = anthropic.AnthropicVertex(
         region="us-east5",
         project_id="project",
@@ -212,21 +213,21 @@ def test_vertex_keeps_its_provider_name(otel: Any, sim: Simulator) -> None:
     with pytest.raises(anthropic.APIStatusError):  # the simulator serves no Vertex path
         client.messages.create(**_request())
     assert dict(traced.last().attributes or {})["gen_ai.provider.name"] == "gcp.vertex_ai"
-    (point,) = otel.points("gen_ai.client.operation.duration")
+    (point,) = rec.points("gen_ai.client.operation.duration")
     assert point[0]["gen_ai.provider.name"] == "gcp.vertex_ai"
 
 
 @pytest.mark.parametrize("content_mode", ["metadata_only", "content"])
 def test_stop_sequences_and_messages_follow_anthropics_content_mode(
-    otel: Any, sim: Simulator, content_mode: str
+    rec: Any, sim: Simulator, content_mode: str
 ) -> None:
     tooltap.uninstrument()
     tooltap.instrument(  # tooltap captures content everywhere
-        tracer_provider=otel.tracer_provider,
-        meter_provider=otel.meter_provider,
+        tracer_provider=rec.tracer_provider,
+        meter_provider=rec.meter_provider,
         capture_content="SPAN_AND_EVENT",
     )
-    traced = _Traced()
+    traced = _Traced(rec)
     client = traced.client(
         sim.anthropic_base_url,
         open_telemetry={
@@ -253,8 +254,8 @@ def test_stop_sequences_and_messages_follow_anthropics_content_mode(
     assert "gen_ai.output.messages" not in dict(traced.last().attributes or {})
 
 
-def test_stop_sequences_stay_off_under_tooltaps_default(otel: Any, sim: Simulator) -> None:
-    traced = _Traced()
+def test_stop_sequences_stay_off_under_tooltaps_default(rec: Any, sim: Simulator) -> None:
+    traced = _Traced(rec)
     _unary(traced.client(sim.anthropic_base_url))
     assert "gen_ai.request.stop_sequences" not in dict(traced.last().attributes or {})
     assert "gen_ai.request.temperature" not in dict(traced.last().attributes or {})

@@ -97,21 +97,21 @@ def questions(number: int, same: bool) -> tuple[str, ...]:
     return (first if same else f"I am user {number}. {first}", "And again, please?")
 
 
-def check_apart(otel: Any, seen: Seen) -> None:
+def check_apart(rec: Any, seen: Seen) -> None:
     """Every tool span ends ok on a request of its own conversation, linked from it only."""
     import tooltap
 
     tooltap.flush()
     inference = {s.context.span_id: (s.attributes or {}).get("gen_ai.response.id")
-                 for s in otel.inference_spans()}  # fmt: skip
+                 for s in rec.inference()}  # fmt: skip
     linked: dict[int, list[str]] = {}
-    for span in otel.inference_spans():
+    for span in rec.inference():
         for link in span.links:
             if (link.attributes or {}).get("tooltap.link") == "tool_result":
                 linked.setdefault(link.context.span_id, []).append(
                     (span.attributes or {})["gen_ai.response.id"]
                 )
-    tools = otel.tool_spans()
+    tools = rec.tools()
     assert len(tools) == sum(n for _, n in seen.values()) > 0
     for span in tools:
         attrs = dict(span.attributes or {})
@@ -119,12 +119,12 @@ def check_apart(otel: Any, seen: Seen) -> None:
         owner = seen[inference[span.parent.span_id]][0]
         ends = linked.get(span.context.span_id, [])
         assert [seen[r][0] for r in ends] == [owner], (attrs, ends)
-    assert otel.total("tooltap.tool_results") == len(tools)
+    assert rec.total("tooltap.tool_results") == len(tools)
 
 
 @pytest.mark.parametrize(("dialect", "mode"), REUSED)
 def test_threads_of_conversations_never_cross(
-    otel: Any, sims: dict[str, Simulator], dialect: str, mode: str
+    rec: Any, sims: dict[str, Simulator], dialect: str, mode: str
 ) -> None:
     api, seen, lock = APIS[dialect], {}, threading.Lock()
     errors: list[BaseException] = []
@@ -146,23 +146,23 @@ def test_threads_of_conversations_never_cross(
     for thread in threads:
         thread.join(60)
     assert errors == []
-    check_apart(otel, seen)
+    check_apart(rec, seen)
 
 
 @pytest.mark.parametrize(("dialect", "mode"), REUSED)
 async def test_asyncio_conversations_never_cross(
-    otel: Any, sims: dict[str, Simulator], dialect: str, mode: str
+    rec: Any, sims: dict[str, Simulator], dialect: str, mode: str
 ) -> None:
     api, seen, lock = APIS[dialect], {}, threading.Lock()
     client = make_client(dialect, sims[mode], sync=False)
     talks = (talk(api, client, n, questions(n, False), seen, lock) for n in range(50))
     await asyncio.wait_for(asyncio.gather(*talks), 60)
-    check_apart(otel, seen)
+    check_apart(rec, seen)
 
 
 @pytest.mark.parametrize(("dialect", "mode"), REUSED)
 async def test_identical_conversations_each_end_every_call_once(
-    otel: Any, sims: dict[str, Simulator], dialect: str, mode: str
+    rec: Any, sims: dict[str, Simulator], dialect: str, mode: str
 ) -> None:
     """The control: 50 conversations asking the very same thing are one on the wire; each
     call still ends ok once, nothing is orphaned, duplicate or unknown."""
@@ -174,14 +174,14 @@ async def test_identical_conversations_each_end_every_call_once(
     await asyncio.wait_for(asyncio.gather(*talks), 60)
     tooltap.flush()
     calls = sum(n for _, n in seen.values())
-    assert len(otel.tool_spans()) == calls > 0
-    assert otel.total("tooltap.tool_results", tooltap__result="ok") == calls
-    assert otel.total("tooltap.tool_results") == calls
+    assert len(rec.tools()) == calls > 0
+    assert rec.total("tooltap.tool_results", tooltap__result="ok") == calls
+    assert rec.total("tooltap.tool_results") == calls
 
 
 @pytest.mark.parametrize("mode", ["numbered", "kimi"])
 async def test_results_between_split_model_turns_end_their_calls(
-    otel: Any, sims: dict[str, Simulator], mode: str
+    rec: Any, sims: dict[str, Simulator], mode: str
 ) -> None:
     """Call A, result A, call B, result B: both calls end ok on that request, none orphaned,
     concurrently in 20 conversations."""
@@ -191,7 +191,7 @@ async def test_results_between_split_model_turns_end_their_calls(
     await asyncio.wait_for(asyncio.gather(
         *(talk(SplitChat(), client, n, questions(n, False), seen, lock) for n in range(20))),
         60)  # fmt: skip
-    check_apart(otel, seen)
+    check_apart(rec, seen)
 
 
 class TextChat(Chat):
@@ -230,7 +230,7 @@ class TextChat(Chat):
 @pytest.mark.parametrize("structured", [False, True], ids=["text-turn", "structured-turn"])
 @pytest.mark.parametrize("mode", ["numbered", "kimi"])
 async def test_calls_answered_as_text_end_unanswered_not_orphaned(
-    otel: Any, sims: dict[str, Simulator], mode: str, structured: bool
+    rec: Any, sims: dict[str, Simulator], mode: str, structured: bool
 ) -> None:
     """Each call ends ``unanswered`` on its conversation's next request: no error, no
     ERROR status, counted as such; nothing is left to orphan at flush."""
@@ -244,18 +244,18 @@ async def test_calls_answered_as_text_end_unanswered_not_orphaned(
           for n in range(10))),
         60)  # fmt: skip
     tooltap.flush()
-    tools = otel.tool_spans()
+    tools = rec.tools()
     assert len(tools) == sum(n for _, n in seen.values()) == 40  # two requests of two calls
     for span in tools:
         attrs = dict(span.attributes or {})
         assert attrs["tooltap.result"] == "unanswered", attrs
         assert "error.type" not in attrs
         assert span.status.status_code.name == "UNSET"
-    assert otel.total("tooltap.tool_results", tooltap__result="unanswered") == 40
-    assert otel.total("tooltap.tool_results") == 40  # none orphaned
+    assert rec.total("tooltap.tool_results", tooltap__result="unanswered") == 40
+    assert rec.total("tooltap.tool_results") == 40  # none orphaned
 
 
-async def test_a_provider_switch_mid_conversation_is_no_duplicate(otel: Any) -> None:
+async def test_a_provider_switch_mid_conversation_is_no_duplicate(rec: Any) -> None:
     """OpenAI Responses answers the calls; the conversation goes on with Gemini, which is
     sent the same results again (as ``{"result": ...}``): nothing new, nothing duplicate."""
     from google.genai import types
@@ -286,5 +286,5 @@ async def test_a_provider_switch_mid_conversation_is_no_duplicate(otel: Any) -> 
     finally:
         sim.stop()
     tooltap.flush()
-    assert otel.total("tooltap.tool_results", tooltap__result="ok") == 2
-    assert otel.total("tooltap.tool_results") == 2  # no duplicate, no unknown_call
+    assert rec.total("tooltap.tool_results", tooltap__result="ok") == 2
+    assert rec.total("tooltap.tool_results") == 2  # no duplicate, no unknown_call

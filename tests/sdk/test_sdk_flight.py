@@ -28,7 +28,7 @@ import pytest
 from google.genai import errors as genai_errors
 
 import tooltap
-from tests.sdk.conftest import Recorder
+from tests.recorder import Recorder
 from tests.sdk.drivers import DRIVERS
 from tooltap._core.flight import FlightRecord, Reported, SeenProblem, decode, encode
 from tooltap._core.replay import replay
@@ -81,13 +81,13 @@ def test_every_fault_kind_is_covered() -> None:
 
 
 @pytest.fixture
-def flight(otel: Recorder, tmp_path: Path) -> Iterator[Path]:
-    """``otel`` re-instrumented with a flight recorder that keeps every response."""
+def flight(rec: Recorder, tmp_path: Path) -> Iterator[Path]:
+    """``rec`` re-instrumented with a flight recorder that keeps every response."""
     tooltap.uninstrument()
     tooltap.instrument(
-        tracer_provider=otel.tracer_provider,
-        meter_provider=otel.meter_provider,
-        listeners=[otel.events.append],
+        tracer_provider=rec.tracer_provider,
+        meter_provider=rec.meter_provider,
+        listeners=[rec.events.append],
         flight_recorder=str(tmp_path / "flight"),
         flight_recorder_all=True,
         stream_buffered_wait=0.3,
@@ -103,15 +103,15 @@ def records(directory: Path) -> list[tuple[Path, FlightRecord]]:
     return [(p, decode(p.read_bytes())) for p in sorted(directory.glob("tooltap-flight-*"))]
 
 
-def reported_live(otel: Recorder) -> tuple[list[tuple[str, str | None]], list[Any]]:
+def reported_live(rec: Recorder) -> tuple[list[tuple[str, str | None]], list[Any]]:
     """The problems (kind, call id) on the inference spans, and the calls the listeners got."""
     problems = [
         (str(a["tooltap.problem.kind"]), a.get("gen_ai.tool.call.id"))
-        for s in otel.inference_spans()
+        for s in rec.inference()
         for e in s.events
         if e.name == "tooltap.problem" and (a := dict(e.attributes or {}))
     ]
-    return sorted(problems, key=repr), otel.received()
+    return sorted(problems, key=repr), rec.calls()
 
 
 #: What the SDKs raise on a fault.
@@ -143,7 +143,7 @@ async def run(driver: Any, sim: Any, client: Any = None, *, stream: bool = True)
 )
 @pytest.mark.parametrize("kind", sorted(FAULTS))
 async def test_every_fault_replays_to_what_was_reported(
-    flight: Path, otel: Recorder, sim: Simulator, dialect: str, stream: bool, kind: str
+    flight: Path, rec: Recorder, sim: Simulator, dialect: str, stream: bool, kind: str
 ) -> None:
     sim.inject(FAULTS[kind])
     await run(DRIVERS[dialect], sim, stream=stream)
@@ -156,16 +156,16 @@ async def test_every_fault_replays_to_what_was_reported(
     today = replay(record)
     assert record.reported is not None
     assert today.same_as(record.reported), (kind, today, record.reported)
-    problems, calls = reported_live(otel)
+    problems, calls = reported_live(rec)
     assert sorted(((p.kind, p.call_id) for p in today.problems), key=repr) == problems
     assert [(c.call_id, c.name, c.args) for c in today.calls] == calls
-    (span,) = otel.inference_spans()
+    (span,) = rec.inference()
     assert (span.attributes or {})["tooltap.flight_record"] == path.name
 
 
 @pytest.mark.parametrize("kind", ["truncate_args", "invalid_json_args", "error_event"])
 async def test_google_async_over_aiohttp_is_recorded(
-    flight: Path, otel: Recorder, sim: Simulator, kind: str
+    flight: Path, rec: Recorder, sim: Simulator, kind: str
 ) -> None:
     """google-genai's async client reads through aiohttp (line by line): recorded the same.
     A body the SDK raised on and dropped settles once it is collected."""
@@ -180,7 +180,7 @@ async def test_google_async_over_aiohttp_is_recorded(
     tooltap.flush()
     ((_, record),) = records(flight)
     assert record.reported is not None and replay(record).same_as(record.reported)
-    problems, calls = reported_live(otel)
+    problems, calls = reported_live(rec)
     assert sorted(((p.kind, p.call_id) for p in record.reported.problems), key=repr) == problems
     assert [(c.call_id, c.name, c.args) for c in record.reported.calls] == calls
 
@@ -212,13 +212,13 @@ def _secret_client(driver: Any, sim: Simulator) -> Any:
     ids=["truncated", "invalid-args", "error-event", "proxy-buffered"],
 )
 async def test_a_broken_response_leaves_a_record_without_credentials(
-    otel: Recorder, sim: Simulator, tmp_path: Path, dialect: str, fault: Fault, problem: str
+    rec: Recorder, sim: Simulator, tmp_path: Path, dialect: str, fault: Fault, problem: str
 ) -> None:
     """Only bad responses are recorded by default; none holds what authenticated it."""
     tooltap.uninstrument()
     tooltap.instrument(
-        tracer_provider=otel.tracer_provider,
-        meter_provider=otel.meter_provider,
+        tracer_provider=rec.tracer_provider,
+        meter_provider=rec.meter_provider,
         flight_recorder=str(tmp_path),
         stream_buffered_wait=0.3,
         stream_buffered_events=2,
@@ -275,7 +275,7 @@ async def test_check_fails_on_a_doctored_record(
     "kind", ["invalid_json_args", "chunk_size", "truncate_bytes", "buffered", "reset"]
 )
 async def test_a_served_record_gives_the_sdk_the_same_calls(
-    flight: Path, otel: Recorder, sim: Simulator, dialect: str, kind: str
+    flight: Path, rec: Recorder, sim: Simulator, dialect: str, kind: str
 ) -> None:
     """The real SDK against ``RecordServer``: the same calls and problems as the first time,
     with the same chunk boundaries; a buffered stream is buffered again (the recorded wait
@@ -329,14 +329,14 @@ def test_serve_from_the_command_line(flight: Path, sim: Simulator) -> None:
 
 
 async def test_a_record_past_its_byte_cap_is_cut(
-    otel: Recorder, sim: Simulator, tmp_path: Path
+    rec: Recorder, sim: Simulator, tmp_path: Path
 ) -> None:
     """The first ``flight_recorder_bytes`` are kept; what tooltap reported is still whole,
     a healthy stream that long is not recorded, and ``--check`` cannot vouch for a cut one."""
     tooltap.uninstrument()
     tooltap.instrument(
-        tracer_provider=otel.tracer_provider,
-        meter_provider=otel.meter_provider,
+        tracer_provider=rec.tracer_provider,
+        meter_provider=rec.meter_provider,
         flight_recorder=str(tmp_path),
         flight_recorder_bytes=400,
     )
@@ -356,16 +356,16 @@ async def test_a_record_past_its_byte_cap_is_cut(
 
 @pytest.mark.parametrize("kind", ["invalid_json_args", "error_event", "rate_limit"])
 async def test_anthropic_s_own_span_names_the_record(
-    flight: Path, otel: Recorder, sim: Simulator, kind: str
+    flight: Path, rec: Recorder, sim: Simulator, kind: str
 ) -> None:
     """With anthropic's own tracing, tooltap adopts its span: the record's name goes there."""
     driver = DRIVERS["anthropic.traced"]
     sim.inject(FAULTS[kind])
-    client = driver.client(sim, sync=True, tracer_provider=otel.tracer_provider, max_retries=0)
+    client = driver.client(sim, sync=True, tracer_provider=rec.tracer_provider, max_retries=0)
     await run(driver, sim, client)
     tooltap.flush()
     ((path, record),) = records(flight)
     assert record.reported is not None and replay(record).same_as(record.reported)
-    (span,) = otel.inference_spans()
+    (span,) = rec.inference()
     assert span.name.startswith("anthropic.")  # anthropic's, adopted
     assert (span.attributes or {})["tooltap.flight_record"] == path.name

@@ -1,18 +1,18 @@
-"""Every attribute of every metric tooltap records is the one README's reference lists."""
+"""Every attribute of every metric tooltap records is the one docs/REFERENCE.md lists."""
 
 from __future__ import annotations
 
 import re
 from pathlib import Path
 
-from tests.sdk.conftest import Recorder
+from tests.recorder import Recorder
 from tests.sdk.drivers import DRIVERS
 from tooltap import ToolCall
 from tooltap._telemetry import semconv as sc
 from tooltap._telemetry.execution import tool_execution
 from tooltap.simulator import Fault, Simulator
 
-README = Path(__file__).resolve().parents[2] / "README.md"
+REFERENCE = Path(__file__).resolve().parents[2] / "docs" / "REFERENCE.md"
 GROUPS = {
     "op": {
         "gen_ai.operation.name",
@@ -26,8 +26,8 @@ GROUPS = {
 
 
 def documented() -> dict[str, set[str]]:
-    """Metric name -> the attributes its README row lists."""
-    text = README.read_text()
+    """Metric name -> the attributes its row of the Labels table lists."""
+    text = REFERENCE.read_text()
     table = text[text.index("| OpenTelemetry | Prometheus | attributes |") :]
     rows: dict[str, set[str]] = {}
     for line in table.splitlines()[2:]:
@@ -44,12 +44,12 @@ def documented() -> dict[str, set[str]]:
     return rows
 
 
-async def test_recorded_attributes_are_documented(otel: Recorder, sim: Simulator) -> None:
+async def test_recorded_attributes_are_documented(rec: Recorder, sim: Simulator) -> None:
     driver = DRIVERS["openai.chat"]
     client = driver.client(sim, sync=True, max_retries=2)
     sim.inject(Fault("rate_limit", retry_after=0.01), dialect="openai.chat")
     first = await driver.turn1(client, True)
-    for call_id, name, args in otel.received():  # the harness runs each handler
+    for call_id, name, args in rec.calls():  # the harness runs each handler
         with tool_execution(
             ToolCall(name, args, "openai", call_id, 0, dialect="openai.chat")
         ) as execution:
@@ -61,7 +61,7 @@ async def test_recorded_attributes_are_documented(otel: Recorder, sim: Simulator
     assert set(rows) == set(sc.METRICS)
     seen = set()
     for metric in sc.METRICS:
-        for attributes, _ in otel.points(metric):
+        for attributes, _ in rec.points(metric):
             seen.add(metric)
             assert set(attributes) <= rows[metric], (metric, set(attributes) - rows[metric])
     assert seen >= {

@@ -11,14 +11,16 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
-import json
 import re
 import time
 from collections.abc import Mapping
 from email.utils import parsedate_to_datetime
 from typing import Any, Final
 
+from ._json import loads_str
+from .dialects import TABLE
 from .model import ErrorClass, Problem
+from .problems import ERROR_KINDS
 
 __all__ = [
     "ERROR_TYPES",
@@ -75,39 +77,12 @@ ERROR_TYPES: Final[dict[str, bool]] = {
     "_OTHER": False,
 }
 
-# Provider error ``type`` / ``code`` / ``status`` strings (lowercased) -> error_type.
-# Anthropic ``error.type``, OpenAI ``error.code``/``type``, Google ``error.status``.
+#: Provider error ``type`` / ``code`` / ``status`` strings (lowercased) -> error_type: each
+#: dialect's own (``Dialect.error_tokens``) and those OpenAI-compatible gateways send.
 _TOKENS: Final[dict[str, str]] = {
-    "overloaded_error": "overloaded",
-    "unavailable": "overloaded",
-    "rate_limit_error": "rate_limited",
-    "rate_limit_exceeded": "rate_limited",
-    "resource_exhausted": "rate_limited",
-    "insufficient_quota": "insufficient_balance",
     "insufficient_balance": "insufficient_balance",
-    "billing_error": "insufficient_balance",
-    "content_filter": "content_filter",
-    "content_policy_violation": "content_filter",
-    "responsibleaipolicyviolation": "content_filter",
-    "authentication_error": "auth_error",
-    "unauthenticated": "auth_error",
-    "invalid_api_key": "auth_error",
-    "api_key_invalid": "auth_error",  # Google ErrorInfo.reason (sent with HTTP 400)
-    "permission_error": "permission_denied",
-    "permission_denied": "permission_denied",
-    "not_found_error": "not_found",
-    "not_found": "not_found",
-    "model_not_found": "not_found",
-    "invalid_request_error": "bad_request",
-    "invalid_argument": "bad_request",
-    "failed_precondition": "bad_request",
-    "request_too_large": "bad_request",
-    "api_error": "server_error",
-    "server_error": "server_error",
-    "internal": "server_error",
     "internal_error": "server_error",
-    "timeout_error": "timeout",
-    "deadline_exceeded": "timeout",
+    **{token: kind for entry in TABLE.values() for token, kind in entry.error_tokens.items()},
 }
 
 # Wording of "the account has no money left" (never bare "quota": Google says
@@ -173,10 +148,10 @@ def classify_problem(problem: Problem) -> ErrorClass | None:
     one (``overloaded_error`` -> ``overloaded``...), else ``stream_error_event``;
     ``truncated_stream`` keeps its name.
     """
+    if problem.kind not in ERROR_KINDS:
+        return None
     if problem.kind == "truncated_stream":
         return _make("truncated_stream")
-    if problem.kind != "error_event":
-        return None
     text = " ".join(t for t in (problem.detail, problem.received) if t)
     if _BALANCE.search(text):
         return _make("insufficient_balance")
@@ -300,7 +275,7 @@ class _ErrorBody:
             body = bytes(body).decode("utf-8", "replace")
         if isinstance(body, str):
             try:
-                body = json.loads(body)
+                body = loads_str(body)
             except ValueError:
                 self.message = body[:2000]
                 return

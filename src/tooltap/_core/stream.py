@@ -4,21 +4,31 @@ from __future__ import annotations
 
 import dataclasses
 import logging
+import os
 import re
 from collections.abc import Callable, Mapping
-from typing import Any
+from typing import Any, Final
 
 from ._json import loads
 from .dialects import dialect as dialect_entry
 from .model import Limits, Parsed, Problem, ToolCall
 from .sse import SSEEvent, SSEParser
 
-__all__ = ["StreamParser", "parse_response"]
+__all__ = ["FAST_PATHS_ENV", "StreamParser", "fast_paths", "parse_response"]
+
+#: ``TOOLTAP_FAST_PATHS=0`` turns the dialects' fast paths off: every event takes the full
+#: path (the results are the same; a check, and the benchmark's on/off figure).
+FAST_PATHS_ENV: Final = "TOOLTAP_FAST_PATHS"
 
 _log = logging.getLogger("tooltap")
 #: Three or more LFs in a row: an event boundary, then blank lines that do nothing (any run
 #: of two or more line ends means the same as two).
 _BLANK_RUN = re.compile(rb"\n{3,}")
+
+
+def fast_paths() -> bool:
+    """Whether the dialects' fast paths are on (``TOOLTAP_FAST_PATHS`` is not ``0``)."""
+    return os.environ.get(FAST_PATHS_ENV) != "0"
 
 
 class StreamParser:
@@ -35,7 +45,8 @@ class StreamParser:
     decoding JSON, and declines any other chunk (several events, a partial one, CR line
     ends, blank-line padding); what it declines takes the full path (SSE decoder, JSON,
     ``Reducer.event``). A chunk that starts inside an event goes to the decoder only up
-    to the end of that event.
+    to the end of that event. ``TOOLTAP_FAST_PATHS=0`` (read when a parser is made) turns
+    the fast paths off.
     """
 
     __slots__ = (
@@ -59,7 +70,9 @@ class StreamParser:
         self._cap = self.limits.max_event_bytes
         self._sse = SSEParser(self._cap)
         self._reducer = dialect_entry(dialect).reducer(self.limits)
-        self._fast: Callable[[bytes], bool] | None = getattr(self._reducer, "fast", None)
+        self._fast: Callable[[bytes], bool] | None = (
+            getattr(self._reducer, "fast", None) if fast_paths() else None
+        )
         self._faults: list[Problem] = []
         self._closed: Parsed | None = None
         self._returned = 0  # calls handed on by ``feed``

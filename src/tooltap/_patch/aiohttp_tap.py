@@ -41,7 +41,7 @@ if TYPE_CHECKING:  # aiohttp and yarl are imported by the app, never by tooltap'
     from aiohttp.streams import AsyncStreamIterator, ChunkTupleAsyncStreamIterator
     from yarl import URL
 
-__all__ = ["PATCHES", "install", "uninstall"]
+__all__ = ["PATCHES"]
 
 
 class _Request(NamedTuple):
@@ -226,13 +226,3 @@ def _iterator(read: Callable[[], Awaitable[bytes]]) -> AsyncStreamIterator[bytes
 
 
 PATCHES = PatchSet((Patch("aiohttp.client", "ClientSession._request", _request),))
-
-
-def install(tel: Telemetry) -> None:
-    """Wrap aiohttp now or when it is imported (``tel`` is read per request instead)."""
-    PATCHES.install()
-
-
-def uninstall() -> None:
-    """Remove tooltap's aiohttp wrapper."""
-    PATCHES.uninstall()

@@ -8,53 +8,59 @@ transport-owned one), and the response is settled at once (error status, body
 already read) or its ``stream`` is replaced by a tap proxy (``tap_proxy``); a body
 the client decodes is parsed from its own decoder's output (``TapState.decoding``).
 
-Patching is lazy: post-import hooks wrap the classes when (if ever) the app
-imports httpx or httpx2; importing tooltap imports neither. The app's call is
+Patching is lazy (``PATCHES``, a ``PatchSet``): post-import hooks wrap the classes when
+(if ever) the app imports httpx or httpx2; importing tooltap imports neither; a class
+both names reach (``httpx2.alias_httpx``) is wrapped once. The app's call is
 never inside our guards: its exceptions propagate as the same object.
 """
 
 from __future__ import annotations
 
 import sys
-from collections.abc import Callable, Mapping
-from types import ModuleType
-from typing import Any, Final
+from collections.abc import Callable
+from typing import Any
 
-import wrapt
 from opentelemetry.instrumentation.utils import is_instrumentation_enabled
 
 from .._core.detect import detect_dialect, plausible_request
 from .._core.errors import classify_error
 from .._core.stream import parse_response
-from .._forks import new_lock
 from .._quietly import quietly, report
 from .._telemetry.operation import Operation, current_operation
 from .._telemetry.settlement import Event
 from .._telemetry.telemetry import get_telemetry
 from .exchange import Exchange, begin, in_send, json_body, request_content
+from .httpx_compat import body_read, check, content_decoder, decodes, replace_decoder
+from .patchset import Patch, PatchSet
 from .tap_proxy import TapAsyncStream, TapSyncStream
 from .tap_stream import TapState
 
-__all__ = ["install", "uninstall"]
+__all__ = ["PATCHES"]
 
-_MODULES: Final = ("httpx", "httpx2")
+_checked: set[str] = set()  # libraries whose private details were checked
 
-_lock = new_lock()
-_installed = False
-_hooked: set[str] = set()
-_handles: list[tuple[object, str, object]] = []  # (class, "send", wrapper) we installed
+
+def _check_once(response: Any) -> None:
+    """Check the private details of ``response``'s library, the first time it answers."""
+    name = type(response).__module__.partition(".")[0]
+    if name not in _checked:
+        _checked.add(name)
+        module = sys.modules.get(name)
+        if module is not None:
+            check(module)
 
 
 def _responded(exchange: Exchange, response: Any, is_async: bool) -> Any:
     """Settle now or tap the body; always return ``response`` itself."""
     exchange.detach()
+    _check_once(response)
     op, info = exchange.op, exchange.info
     if op.tel is not get_telemetry():  # uninstrumented while the request was sent
         op.report(Event.BODY_ENDED)
         return response
     status = int(response.status_code)
     headers = response.headers
-    read = hasattr(response, "_content")
+    read = body_read(response)
     if not 200 <= status < 300:
         if read:
             error = classify_error(status, headers, response.content)
@@ -93,12 +99,15 @@ def _tap(response: Any, state: TapState, is_async: bool) -> Any:
         path = response.request.url.path
         state.flight = quietly(flight.begin, state.op, path, state.status, state.headers)
     try:
-        decoder = response._get_content_decoder()  # cached: the one the client will use
+        decoder = content_decoder(response)  # cached: the one the client will use
+    except AttributeError:  # a renamed detail (httpx_compat warned): plain bodies still parse
+        if response.headers.get("content-encoding", "").strip().lower() not in ("", "identity"):
+            state.stop()
     except Exception:  # noqa: BLE001 - the client fails on this body too: nothing to parse
         state.stop()
     else:
-        if type(decoder).__name__ != "IdentityDecoder":  # the client decodes this body
-            response._decoder = state.decoding(decoder)
+        if decodes(decoder):  # the client decodes this body
+            replace_decoder(response, state.decoding(decoder))
     proxy = TapAsyncStream if is_async else TapSyncStream
     response.stream = proxy(response.stream, state)
     return response
@@ -165,48 +174,11 @@ async def _send_async(
     return quietly(_responded, exchange, response, True, default=response)
 
 
-def _patch(module: ModuleType) -> None:
-    """Post-import hook: wrap ``send`` of this module's clients (once, only while installed)."""
-    with _lock:
-        if not _installed:
-            return
-        for cls_name, wrapper in (("Client", _send), ("AsyncClient", _send_async)):
-            cls = getattr(module, cls_name, None)
-            if cls is None or any(owner is cls for owner, _, _ in _handles):
-                continue  # missing, or the same class seen through an alias (alias_httpx)
-            handle = wrapt.wrap_function_wrapper(cls, "send", wrapper)
-            _handles.append((cls, "send", handle))
-
-
-def _on_import(module: ModuleType) -> None:
-    quietly(_patch, module)
-
-
-def install() -> None:
-    """Wrap httpx/httpx2 now if imported, else when they are imported."""
-    global _installed
-    with _lock:
-        _installed = True
-        hooks = [m for m in _MODULES if m not in _hooked]
-        _hooked.update(hooks)
-    for name in hooks:
-        wrapt.register_post_import_hook(_on_import, name)
-    for name in _MODULES:
-        module = sys.modules.get(name)
-        if module is not None:
-            _patch(module)
-
-
-def uninstall() -> None:
-    """Remove our wrappers only (others' wrappers stay); hooks stay inert until install."""
-    global _installed
-    with _lock:
-        _installed = False
-        handles, _handles[:] = list(_handles), []
-    for cls, attribute, handle in handles:
-        quietly(wrapt.unwrap_object, cls, attribute, handle, missing_ok=True)
-
-
-def installed_handles() -> Mapping[object, object]:
-    """The classes currently wrapped, for tests: class -> wrapper."""
-    return {cls: handle for cls, _, handle in _handles}
+PATCHES = PatchSet(
+    (
+        Patch("httpx", "Client.send", _send),
+        Patch("httpx", "AsyncClient.send", _send_async),
+        Patch("httpx2", "Client.send", _send),
+        Patch("httpx2", "AsyncClient.send", _send_async),
+    )
+)

@@ -20,8 +20,15 @@ class Attempts:
     ``attributes``: the operation's metric attributes (updated in place as requests tell more).
     """
 
-    def __init__(self, tel: Telemetry, attributes: Mapping[str, Any], out: InferenceSpan) -> None:
+    def __init__(
+        self,
+        tel: Telemetry,
+        attributes: Mapping[str, Any],
+        out: InferenceSpan,
+        retry_header: str | None,
+    ) -> None:
         self._tel = tel
+        self._retry_header = retry_header  # the dialect's attempt-number header
         self._attributes = attributes
         self._out = out
         self.started = time.monotonic()  # when the operation started
@@ -33,18 +40,19 @@ class Attempts:
         self._ttfc_recorded = False
 
     def begin(self, headers: Mapping[str, str]) -> None:
-        """One attempt starts: ``x-stainless-retry-count`` gives its number when present;
+        """One attempt starts: the dialect's retry header gives its number when present;
         a new attempt after a failed one counts ``tooltap.retries`` with that failure's type."""
         self._count += 1
         self.attempt_started = time.monotonic()
-        retry_count = headers.get("x-stainless-retry-count")
+        header = self._retry_header
+        retry_count = headers.get(header) if header is not None else None
         resend = self._count - 1
         if retry_count is not None and retry_count.isdigit():
             resend = max(resend, int(retry_count))
         self.resends = max(self.resends, resend)
         if self._count > 1:
             error_type = self._retry_error.error_type if self._retry_error else sc.ERROR_OTHER
-            self._tel.instruments.retries.add(1, {**self._attributes, sc.ERROR_TYPE: error_type})
+            self._tel.instruments.retry(error_type, self._attributes)
         self._retry_error = None
 
     def failed(self, error: ErrorClass) -> None:
@@ -58,14 +66,7 @@ class Attempts:
         if error.retry_after is not None:
             event[sc.TOOLTAP_RETRY_AFTER] = error.retry_after
         self._out.event(sc.EVENT_ATTEMPT_FAILED, event)
-        self._tel.instruments.provider_errors.add(
-            1,
-            {
-                **self._attributes,
-                sc.ERROR_TYPE: error.error_type,
-                sc.TOOLTAP_RETRYABLE: error.retryable,
-            },
-        )
+        self._tel.instruments.provider_error(error.error_type, error.retryable, self._attributes)
         self._retry_error = error
         self.failure = error
 
@@ -73,8 +74,6 @@ class Attempts:
         """The first body chunk of a streamed response arrived (recorded once per operation)."""
         if not self._ttfc_recorded:
             self._ttfc_recorded = True
-            self._tel.instruments.time_to_first_chunk.record(
-                time.monotonic() - self.started,
-                self._attributes,
-                context=self._out.context(),
+            self._tel.instruments.first_chunk(
+                time.monotonic() - self.started, self._attributes, self._out.context()
             )

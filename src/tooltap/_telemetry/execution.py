@@ -22,15 +22,15 @@ from opentelemetry.trace import Span, Status, StatusCode
 from .._core.model import ToolCall
 from .._quietly import report
 from . import semconv as sc
-from .content import to_json
 from .conversation import current_conversation
+from .sanitize import Sanitizer
 from .telemetry import Telemetry, get_telemetry
 
 if TYPE_CHECKING:
     from .correlate import OpenCall
     from .instruments import Instruments
 
-__all__ = ["Execution", "find_execution", "tool_execution"]
+__all__ = ["NO_EXECUTION", "Execution", "find_execution", "tool_execution"]
 
 
 class Execution:
@@ -114,24 +114,19 @@ class Execution:
                 span.set_attribute(sc.ERROR_TYPE, entry.handler_error)
                 span.set_status(Status(StatusCode.ERROR, entry.handler_error))
             if self._capture:
-                span.set_attribute(sc.GEN_AI_TOOL_CALL_RESULT, to_json(output))
+                clean = Sanitizer()
+                result = clean.json(output)
+                span.set_attributes(clean.count({sc.GEN_AI_TOOL_CALL_RESULT: result}))
             if self._instruments is not None:
-                attributes = {
-                    sc.GEN_AI_OPERATION_NAME: sc.OPERATION_EXECUTE_TOOL,
-                    sc.GEN_AI_PROVIDER_NAME: entry.provider,
-                    sc.GEN_AI_TOOL_NAME: entry.label,
-                    sc.GEN_AI_TOOL_TYPE: sc.TOOL_TYPE_FUNCTION,
-                }
-                if is_error:
-                    attributes[sc.ERROR_TYPE] = entry.handler_error or sc.ERROR_TOOL
-                self._instruments.execute_tool_duration.record(
-                    duration, attributes, context=trace.set_span_in_context(span)
-                )
+                error = (entry.handler_error or sc.ERROR_TOOL) if is_error else None
+                context = trace.set_span_in_context(span)
+                self._instruments.execution(duration, entry.provider, entry.label, error, context)
         except Exception as exc:  # noqa: BLE001
             _report(exc)
 
 
-_NOOP: Final = Execution(None, False)
+#: The execution of a call tooltap does not record: every method is a no-op.
+NO_EXECUTION: Final = Execution(None, False)
 
 
 def _report(exc: BaseException) -> None:
@@ -165,13 +160,15 @@ def find_execution(call: ToolCall) -> Execution:
     """The ``Execution`` of ``call``'s open span, without opening one (else a no-op)."""
     tel = get_telemetry()
     if tel is None:
-        return _NOOP
+        return NO_EXECUTION
     try:
         entry = tel.lifecycle.find(call, current_conversation.get())
     except Exception as exc:  # noqa: BLE001
         _report(exc)
-        return _NOOP
-    return _NOOP if entry is None else Execution(entry, tel.config.content_on_span, tel.instruments)
+        return NO_EXECUTION
+    if entry is None:
+        return NO_EXECUTION
+    return Execution(entry, tel.config.content_on_span, tel.instruments)
 
 
 @contextmanager
@@ -185,7 +182,7 @@ def tool_execution(call: ToolCall, *, side_effects: bool = False) -> Iterator[Ex
     re-raised unchanged. No-op when not instrumented.
     """
     tel = get_telemetry()
-    execution = _NOOP
+    execution = NO_EXECUTION
     if tel is not None:
         try:
             execution = _open_execution(tel, call, side_effects)

@@ -31,18 +31,16 @@ from .._core.replay import judge, request_of
 from .._core.stream import StreamParser, parse_response
 from .._forks import new_lock
 from . import semconv as sc
-from .config import Config, reject
+from .config import Config
 from .flight_writer import PREFIX, SUFFIX, FlightWriter
 
-__all__ = ["ENV", "FlightRecorder", "FlightSettings", "Recording", "flight_settings"]
+__all__ = ["FlightRecorder", "FlightSettings", "Recording", "flight_settings"]
 
-ENV: Final = "TOOLTAP_FLIGHT_RECORDER"
 _DEFAULTS: Final = {
     "flight_recorder_bytes": 4 * 1024 * 1024,
     "flight_recorder_files": 200,
     "flight_recorder_total_bytes": 256 * 1024 * 1024,
 }
-_TRUE: Final = ("1", "true", "yes", "on")
 _clock: Final = time.monotonic
 
 
@@ -57,36 +55,17 @@ class FlightSettings:
     total_bytes: int
 
 
-def flight_settings(config: Config, environ: Mapping[str, str]) -> FlightSettings | None:
-    """The recorder's options from ``config``, else ``$TOOLTAP_FLIGHT_RECORDER*``; None: off."""
-    directory = config.flight_recorder or environ.get(ENV) or None
-    if directory is None:
+def flight_settings(config: Config) -> FlightSettings | None:
+    """The recorder's options from ``config`` (checked there), or None: off."""
+    if config.flight_recorder is None:
         return None
-    if not isinstance(directory, (str, os.PathLike)):
-        reject(f"tooltap: flight_recorder must be a directory path, got {directory!r}; off")
-        return None
-    numbers = {}
-    for name, default in _DEFAULTS.items():
-        value: object = getattr(config, name)
-        if value is None:
-            value = environ.get(f"TOOLTAP_{name.upper()}", default)
-        try:
-            number = int(str(value)) if not isinstance(value, bool) else -1
-        except ValueError:
-            number = -1
-        if number < 1:
-            reject(f"tooltap: invalid {name}={value!r}, using {default}")
-            number = default
-        numbers[name] = number
-    every = config.flight_recorder_all
-    if every is None:
-        every = environ.get(f"{ENV}_ALL", "").strip().lower() in _TRUE
+    sizes = {name: getattr(config, name) or default for name, default in _DEFAULTS.items()}
     return FlightSettings(
-        Path(os.fspath(directory)).expanduser(),
-        numbers["flight_recorder_bytes"],
-        bool(every),
-        numbers["flight_recorder_files"],
-        numbers["flight_recorder_total_bytes"],
+        Path(os.fspath(config.flight_recorder)).expanduser(),
+        sizes["flight_recorder_bytes"],
+        bool(config.flight_recorder_all),
+        sizes["flight_recorder_files"],
+        sizes["flight_recorder_total_bytes"],
     )
 
 

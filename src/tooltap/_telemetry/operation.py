@@ -49,6 +49,7 @@ from opentelemetry.trace import Span, SpanKind
 from .._core.errors import classify_error, classify_problem, redacted
 from .._core.model import ErrorClass, Parsed, Problem, RequestInfo, ToolCall
 from .._core.request import parse_request
+from .._core.validate import prepare
 from .._forks import OwnedLock
 from .._quietly import after_collection, run_deferred
 from . import semconv as sc
@@ -60,6 +61,7 @@ from .correlate import OpenCall, Scope
 from .inference_span import InferenceSpan
 from .listeners import ToolCallProblem
 from .response import forced_tool_choice, problem_event, response_attributes
+from .sanitize import ID_CHARS, NAME_CHARS, text
 from .settlement import Action, Event, State, step
 from .telemetry import Telemetry, get_telemetry
 
@@ -101,6 +103,8 @@ class Operation:
         run_deferred()  # what a garbage collection left to settle, before this one starts
         self.tel = tel
         self.dialect = dialect
+        if request_model:
+            request_model = text(request_model, NAME_CHARS)
         self.request_model = request_model
         self.provider = provider_name or sc.provider_name(dialect, server_address)
         self.attributes: dict[str, Any] = {
@@ -122,11 +126,11 @@ class Operation:
             if params:  # the request's gen_ai.request.* parameters
                 start.update(params)
             if conversation is not None:
-                start[sc.GEN_AI_CONVERSATION_ID] = conversation
+                start[sc.GEN_AI_CONVERSATION_ID] = text(conversation, ID_CHARS)
             span = tel.tracer.start_span(self._name(), kind=SpanKind.CLIENT, attributes=start)
         self.span = span
         self._out = InferenceSpan(span, adopted=adopted, content=span_content)
-        self._attempts = Attempts(tel, self.attributes, self._out)
+        self._attempts = Attempts(tel, self.attributes, self._out, sc.retry_count_header(dialect))
         self.request_info: RequestInfo | None = None
         self.request_body = request_body
         self.conversation = conversation
@@ -142,6 +146,8 @@ class Operation:
         self._calls = Calls(self, self._out, handing=self.state is State.CALLING)
         self._sdk_error: ErrorClass | None = None
         self._cancelled = False
+        if not tel.export_checked:
+            tel.check_export()
         tel.open_operations.add(self)
 
     def _name(self) -> str:
@@ -175,7 +181,7 @@ class Operation:
     ) -> None:
         """One HTTP attempt starts: count retries, account the tool results it carries.
 
-        ``x-stainless-retry-count`` gives the attempt number when present; a new
+        The dialect's retry header gives the attempt number when present; a new
         attempt after a failed one counts ``tooltap.retries`` with that failure's type.
         ``headers``: case-insensitive (httpx ``Headers``) or with lower-case names.
         ``body`` (decoded JSON) is only used under content capture.
@@ -184,16 +190,18 @@ class Operation:
         self._calls.new_attempt()
         if "x-api-key" in headers and "authorization" in headers:
             self._out.set(sc.TOOLTAP_CONFLICTING_AUTH, True)
-        if self.provider == "gcp.gen_ai" and (url_host or url_path):
+        untold = sc.provider_untold(self.dialect)
+        if untold is not None and self.provider == untold and (url_host or url_path):
             self.provider = sc.provider_name(self.dialect, url_host, url_path)
             self.attributes[sc.GEN_AI_PROVIDER_NAME] = self.provider
             self._out.set(sc.GEN_AI_PROVIDER_NAME, self.provider)
         if self.request_model is None and request_info.model:
-            self.request_model = request_info.model
-            self.attributes[sc.GEN_AI_REQUEST_MODEL] = request_info.model
-            self._out.set(sc.GEN_AI_REQUEST_MODEL, request_info.model)
+            self.request_model = text(request_info.model, NAME_CHARS)
+            self.attributes[sc.GEN_AI_REQUEST_MODEL] = self.request_model
+            self._out.set(sc.GEN_AI_REQUEST_MODEL, self.request_model)
             self._out.rename(self._name())
         self.request_info = request_info
+        prepare(request_info)  # schemas compiled now, not on the stream
         for problem in request_info.problems:
             problem_event(self.tel, self._out, problem)
         lifecycle = self.tel.lifecycle
@@ -202,7 +210,7 @@ class Operation:
         if self.conversation is None:
             self.conversation = named or lifecycle.conversation_of(previous)
             if self.conversation is not None:
-                self._out.set(sc.GEN_AI_CONVERSATION_ID, self.conversation)
+                self._out.set(sc.GEN_AI_CONVERSATION_ID, text(self.conversation, ID_CHARS))
         if self._named:
             self.scope = self._named
         elif named is None and previous is not None:  # the chain's scope
@@ -327,9 +335,7 @@ class Operation:
         problem = redacted(problem)
         problem_event(self.tel, self._out, problem)
         if problem.call_index is None and problem.call_id is None:
-            self.tel.instruments.stream_problems.add(
-                1, {**self.attributes, sc.TOOLTAP_PROBLEM_KIND: problem.kind}
-            )
+            self.tel.instruments.stream_problem(problem.kind, self.attributes)
         else:
             self._calls.broken(problem)
         self.tel.listeners.emit(
@@ -411,8 +417,6 @@ class Operation:
                 self._out.fail(error.error_type)
             self._calls.count()
             duration = time.monotonic() - self._attempts.started
-            self.tel.instruments.operation_duration.record(
-                duration, attributes, context=self._out.context()
-            )
+            self.tel.instruments.operation(duration, attributes, self._out.context())
         finally:  # a recording failure (a tooltap bug) must not leave the span open
             self._out.end()

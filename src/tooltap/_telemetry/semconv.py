@@ -41,7 +41,6 @@ GEN_AI_REQUEST_TOP_P: Final = "gen_ai.request.top_p"
 GEN_AI_REQUEST_TOP_K: Final = "gen_ai.request.top_k"
 GEN_AI_REQUEST_SEED: Final = "gen_ai.request.seed"
 GEN_AI_REQUEST_STOP_SEQUENCES: Final = "gen_ai.request.stop_sequences"
-GEN_AI_OUTPUT_TYPE: Final = "gen_ai.output.type"
 GEN_AI_RESPONSE_MODEL: Final = "gen_ai.response.model"
 GEN_AI_RESPONSE_ID: Final = "gen_ai.response.id"
 GEN_AI_RESPONSE_FINISH_REASONS: Final = "gen_ai.response.finish_reasons"
@@ -83,14 +82,16 @@ TOOLTAP_LINK: Final = "tooltap.link"
 TOOLTAP_CONFLICTING_AUTH: Final = "tooltap.request.conflicting_auth"
 TOOLTAP_STREAM_CLOSED_EARLY: Final = "tooltap.stream.closed_early"
 TOOLTAP_FLIGHT_RECORD: Final = "tooltap.flight_record"  # the response's flight record file(s)
-TOOLTAP_DIALECT: Final = "tooltap.dialect"
 TOOLTAP_SIDE_EFFECTS: Final = "tooltap.tool.side_effects"
 TOOLTAP_HANDLER_DURATION: Final = "tooltap.tool.handler.duration"
-TOOLTAP_DUPLICATES: Final = "tooltap.tool_results.duplicates"
 TOOLTAP_TOOL_ATTEMPTS: Final = "tooltap.tool.attempts"  # handler runs for the call
 TOOLTAP_TOOL_REPLAYED: Final = "tooltap.tool.replayed"  # answered from the ledger, not run
 TOOLTAP_LEDGER_STATE: Final = "tooltap.ledger.state"  # done | pending (outcome unknown)
 TOOLTAP_IN_DOUBT_REASON: Final = "tooltap.in_doubt.reason"  # pending | timeout
+#: On a framework's tool span that tooltap adopted as the call's ``execute_tool`` span.
+TOOLTAP_TOOL_SPAN: Final = "tooltap.tool_span"
+#: Values of the span (or event) cut to their limit (``_telemetry.sanitize``).
+TOOLTAP_TRUNCATED: Final = "tooltap.truncated"
 
 # --- values ---
 OPERATION_CHAT: Final = "chat"
@@ -98,6 +99,7 @@ OPERATION_GENERATE_CONTENT: Final = "generate_content"
 OPERATION_EXECUTE_TOOL: Final = "execute_tool"
 TOOL_TYPE_FUNCTION: Final = "function"
 LINK_TOOL_RESULT: Final = "tool_result"
+TOOL_SPAN_ADOPTED: Final = "adopted"
 UNDECLARED_TOOL: Final = "_undeclared"
 OTHER_TOOL: Final = "_other"
 ERROR_OTHER: Final = "_OTHER"
@@ -125,6 +127,8 @@ EVENT_TOOL_RETRY: Final = "tooltap.tool.retry"  # tool span: a handler attempt f
 EVENT_TOOL_REPLAYED: Final = "tooltap.tool.replayed"  # tool span: the ledger's result was sent
 EVENT_CALL_REPLAYED: Final = "tooltap.tool_call.replayed"  # inference span: a response came again
 EVENT_TOOL_IN_DOUBT: Final = "tooltap.tool.in_doubt"  # tool span: a side effect's outcome unknown
+#: inference span: the result of a call whose tool span was a framework's (ended before it).
+EVENT_ADOPTED_RESULT: Final = "tooltap.tool_result"
 
 # --- metrics: name -> (kind, unit, description) ---
 OPERATION_DURATION: Final = _named("gen_ai.client.operation.duration")
@@ -163,6 +167,40 @@ PROMETHEUS_NAMES: Final[dict[str, str]] = {
     for name, (kind, unit, _) in METRICS.items()
 }
 
+#: The attributes of each metric's points, as docs/REFERENCE.md's Labels table shows them
+#: (``python docs/tables.py``): *op* and *tool* stand for the operation's and the tool's.
+METRIC_LABELS: Final[dict[str, str]] = {
+    OPERATION_DURATION: ("op, `error.type` (failed operations only)"),
+    TOKEN_USAGE: ("op, `gen_ai.token.type` (`input`, `output`)"),
+    TIME_TO_FIRST_CHUNK: ("op (streams only)"),
+    EXECUTE_TOOL_DURATION: (
+        "tool, `gen_ai.tool.type` (`function`), `error.type` (failed runs only); the "
+        "handler's run, recorded by the harness toolkit"
+    ),
+    TOOL_CALLS: (
+        "tool, `tooltap.outcome` (`ok`, `invalid_json`, `truncated_json`, "
+        "`schema_violation`, `undeclared_tool`, `invalid_tool_name`, "
+        "`oversized_arguments`, `unexpected_shape`; `not_delivered` when the SDK raised "
+        "on the response instead of handing it to the app)"
+    ),
+    TOOL_RESULTS: (
+        "tool, `tooltap.result` (`ok`, `error`, `unanswered`, `output`, `orphaned`, "
+        "`not_delivered`, `duplicate`, `unknown_call`)"
+    ),
+    TOOL_CALL_DURATION: (
+        "tool, `tooltap.result`; received → result sent (the model's view, handler included)"
+    ),
+    STREAM_PROBLEMS: (
+        "op, `tooltap.problem.kind` (response-level kinds: `truncated_stream`, "
+        "`error_event`, `unexpected_shape`, `oversized_event`, `incomplete_response`, "
+        "`stream_buffered`)"
+    ),
+    RETRIES: ("op, `error.type` of the failed attempt"),
+    PROVIDER_ERRORS: ("op, `error.type`, `tooltap.retryable`"),
+    FORCED_TOOL_CHOICE: ("op, `tooltap.honored`"),
+    INTERNAL_ERRORS: ("`tooltap.component` only"),
+}
+
 DURATION_BUCKETS: Final = (
     0.01, 0.02, 0.04, 0.08, 0.16, 0.32, 0.64, 1.28, 2.56, 5.12, 10.24, 20.48, 40.96, 81.92,
 )  # fmt: skip
@@ -172,8 +210,12 @@ TOKEN_BUCKETS: Final = (
 
 
 def provider_of_family(family: str) -> str:
-    """``gen_ai.provider.name`` of a ``ToolCall.provider`` family (``google``: backend unknown)."""
-    return "gcp.gen_ai" if family == "google" else family
+    """``gen_ai.provider.name`` of a ``ToolCall.provider`` family, its backend unknown (the
+    family's ``Dialect.provider_untold``, else the family itself)."""
+    for entry in TABLE.values():
+        if entry.provider == family and entry.provider_untold is not None:
+            return entry.provider_untold
+    return family
 
 
 def operation_name(dialect: str) -> str:
@@ -190,22 +232,21 @@ def provider_name(dialect: str, host: str | None = None, path: str | None = None
     return dialect if entry is None else entry.provider_name(host, path)
 
 
+def retry_count_header(dialect: str) -> str | None:
+    """The request header that gives the attempt number in ``dialect`` (or None)."""
+    entry = TABLE.get(dialect)
+    return None if entry is None else entry.retry_count_header
+
+
+def provider_untold(dialect: str) -> str | None:
+    """``gen_ai.provider.name`` of ``dialect`` while host and path have not told it."""
+    entry = TABLE.get(dialect)
+    return None if entry is None else entry.provider_untold
+
+
+#: Every dialect's finish reasons in the semconv vocabulary (the entries never disagree).
 _FINISH_REASONS: Final = {
-    "tool_calls": "tool_call",
-    "function_call": "tool_call",
-    "tool_use": "tool_call",
-    "end_turn": "stop",
-    "stop_sequence": "stop",
-    "completed": "stop",
-    "max_tokens": "length",
-    "max_output_tokens": "length",
-    "incomplete": "length",
-    "safety": "content_filter",
-    "recitation": "content_filter",
-    "blocklist": "content_filter",
-    "prohibited_content": "content_filter",
-    "spii": "content_filter",
-    "failed": "error",
+    raw: reason for entry in TABLE.values() for raw, reason in entry.finish_reasons.items()
 }
 
 

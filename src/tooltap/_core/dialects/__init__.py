@@ -3,7 +3,9 @@
 A dialect's pieces live in its modules here: ``<dialect>.py`` reads responses (the
 stream reducer, the whole-body parser), ``<dialect>_request.py`` the rest (request
 reader, result messages, tool declarations, content mapping, provider facts). Every
-other module looks a dialect up in ``TABLE``; adding one is its modules plus one entry.
+other module looks a dialect up in ``TABLE``. The request module declares the dialect's
+``Dialect`` entry (``ENTRY``), with the dialect's facts (finish reasons, error tokens,
+retry header, provider names); adding a dialect is its modules plus one line here.
 """
 
 from __future__ import annotations
@@ -13,20 +15,13 @@ from types import MappingProxyType
 from typing import Final
 
 from . import (
-    anthropic,
     anthropic_request,
-    google,
     google_request,
-    openai_chat,
     openai_chat_request,
-    openai_responses,
     openai_responses_request,
 )
-from ._base import Dialect, always, unchanged
+from ._base import Dialect
 from ._content import Message, Part
-from ._openai import PROVIDER as OPENAI
-from ._openai_request import TOOL_NAME_RULE as OPENAI_TOOL_NAME_RULE
-from ._openai_request import openai_provider
 
 __all__ = [
     "DIALECTS",
@@ -39,100 +34,12 @@ __all__ = [
     "valid_tool_name",
 ]
 
+#: Each dialect's entry, declared by its request module.
 _ENTRIES: Final = (
-    Dialect(
-        name=openai_chat.DIALECT,
-        provider=OPENAI,
-        path_suffixes=("/chat/completions",),
-        claims_path=always,
-        body_keys=((b'"messages"',),),
-        body_streams=True,
-        read_request=openai_chat_request.read_request,
-        from_path=unchanged,
-        reducer=openai_chat.Reducer,
-        parse_body=openai_chat.parse_body,
-        result_message=openai_chat_request.result_message,
-        result_messages=openai_chat_request.result_messages,
-        declarations=openai_chat_request.declarations,
-        input_messages=openai_chat_request.input_messages,
-        output_text=openai_chat_request.output_text,
-        streamed_body=openai_chat_request.streamed_body,
-        tool_definitions=openai_chat_request.tool_definitions,
-        request_params=openai_chat_request.REQUEST_PARAMS,
-        provider_name=openai_provider,
-        operation_name="chat",
-        tool_name_rule=OPENAI_TOOL_NAME_RULE,
-    ),
-    Dialect(
-        name=openai_responses.DIALECT,
-        provider=OPENAI,
-        path_suffixes=("/responses",),
-        claims_path=always,
-        body_keys=((b'"model"', b'"input"'),),
-        body_streams=True,
-        read_request=openai_responses_request.read_request,
-        from_path=unchanged,
-        reducer=openai_responses.Reducer,
-        parse_body=openai_responses.parse_body,
-        result_message=openai_responses_request.result_message,
-        result_messages=openai_responses_request.result_messages,
-        declarations=openai_responses_request.declarations,
-        input_messages=openai_responses_request.input_messages,
-        output_text=openai_responses_request.output_text,
-        streamed_body=openai_responses_request.streamed_body,
-        tool_definitions=openai_responses_request.tool_definitions,
-        request_params=openai_responses_request.REQUEST_PARAMS,
-        provider_name=openai_provider,
-        operation_name="chat",
-        tool_name_rule=OPENAI_TOOL_NAME_RULE,
-    ),
-    Dialect(
-        name=anthropic.DIALECT,
-        provider=anthropic.PROVIDER,
-        path_suffixes=("/messages",),
-        claims_path=anthropic_request.claims_path,
-        body_keys=((b'"messages"',), (b'"model"', b'"max_tokens"')),
-        body_streams=True,
-        read_request=anthropic_request.read_request,
-        from_path=unchanged,
-        reducer=anthropic.Reducer,
-        parse_body=anthropic.parse_body,
-        result_message=anthropic_request.result_message,
-        result_messages=anthropic_request.result_messages,
-        declarations=anthropic_request.declarations,
-        input_messages=anthropic_request.input_messages,
-        output_text=anthropic_request.output_text,
-        streamed_body=anthropic_request.streamed_body,
-        tool_definitions=anthropic_request.tool_definitions,
-        request_params=anthropic_request.REQUEST_PARAMS,
-        provider_name=anthropic_request.provider_name,
-        operation_name="chat",
-        tool_name_rule=anthropic_request.TOOL_NAME_RULE,
-    ),
-    Dialect(
-        name=google.DIALECT,
-        provider=google.PROVIDER,
-        path_suffixes=(":generateContent", ":streamGenerateContent"),
-        claims_path=always,
-        # The model is in the path, so a body need not name it.
-        body_keys=((b'"contents"',),),
-        body_streams=False,
-        read_request=google_request.read_request,
-        from_path=google_request.from_path,
-        reducer=google.Reducer,
-        parse_body=google.parse_body,
-        result_message=google_request.result_message,
-        result_messages=google_request.result_messages,
-        declarations=google_request.declarations,
-        input_messages=google_request.input_messages,
-        output_text=google_request.output_text,
-        streamed_body=google_request.streamed_body,
-        tool_definitions=google_request.tool_definitions,
-        request_params=google_request.REQUEST_PARAMS,
-        provider_name=google_request.provider_name,
-        operation_name="generate_content",
-        tool_name_rule=google_request.TOOL_NAME_RULE,
-    ),
+    openai_chat_request.ENTRY,
+    openai_responses_request.ENTRY,
+    anthropic_request.ENTRY,
+    google_request.ENTRY,
 )
 
 #: Every dialect by name, in a stable order.

@@ -11,10 +11,13 @@ from collections.abc import Mapping, Sequence
 from typing import Any, Final
 
 from ..model import ToolCall
+from . import anthropic
+from ._base import STAINLESS_RETRY_COUNT, Dialect, unchanged
 from ._content import Message, Part, definition, text_parts, tools_of
 from ._request import DeclaredTool, Reader, assistant, described, items, result_text
 
 __all__ = [
+    "ENTRY",
     "REQUEST_PARAMS",
     "TOOL_NAME_RULE",
     "claims_path",
@@ -261,3 +264,50 @@ def tool_definitions(body: Mapping[str, Any]) -> list[dict[str, Any] | None]:
         for tool in tools_of(body)
         if tool.get("type") in (None, "custom")
     ]
+
+
+#: The Messages entry of the dialect table.
+ENTRY: Final = Dialect(
+    name=anthropic.DIALECT,
+    provider=anthropic.PROVIDER,
+    path_suffixes=("/messages",),
+    claims_path=claims_path,
+    body_keys=((b'"messages"',), (b'"model"', b'"max_tokens"')),
+    body_streams=True,
+    from_path=unchanged,
+    reducer=anthropic.Reducer,
+    parse_body=anthropic.parse_body,
+    read_request=read_request,
+    result_message=result_message,
+    result_messages=result_messages,
+    declarations=declarations,
+    input_messages=input_messages,
+    output_text=output_text,
+    streamed_body=streamed_body,
+    tool_definitions=tool_definitions,
+    request_params=REQUEST_PARAMS,
+    provider_name=provider_name,
+    provider_untold=None,
+    operation_name="chat",
+    tool_name_rule=TOOL_NAME_RULE,
+    finish_reasons={
+        "tool_use": "tool_call",
+        "end_turn": "stop",
+        "stop_sequence": "stop",
+        "max_tokens": "length",
+    },
+    # ``error.type``
+    error_tokens={
+        "overloaded_error": "overloaded",
+        "rate_limit_error": "rate_limited",
+        "billing_error": "insufficient_balance",
+        "authentication_error": "auth_error",
+        "permission_error": "permission_denied",
+        "not_found_error": "not_found",
+        "invalid_request_error": "bad_request",
+        "request_too_large": "bad_request",
+        "api_error": "server_error",
+        "timeout_error": "timeout",
+    },
+    retry_count_header=STAINLESS_RETRY_COUNT,
+)

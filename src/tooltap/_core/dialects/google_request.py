@@ -16,12 +16,16 @@ from functools import lru_cache
 from typing import Any, Final
 
 from ..model import RequestInfo, ToolCall
+from . import google
+from ._base import Dialect, always
 from ._content import Message, Part, definition, tools_of
 from ._request import Call, DeclaredTool, Reader, described, get, items
 
 __all__ = [
+    "ENTRY",
     "REQUEST_PARAMS",
     "TOOL_NAME_RULE",
+    "UNTOLD_PROVIDER",
     "declarations",
     "from_path",
     "input_messages",
@@ -38,6 +42,8 @@ __all__ = [
 #: ``FunctionDeclaration.name`` "must start with a letter or an underscore; a-z, A-Z, 0-9,
 #: underscores, dots, colons and dashes", max 64 in the Gemini API reference (newer Vertex
 #: text says 128: we keep 64).
+#: ``gen_ai.provider.name`` when neither host nor path tells Vertex AI from the Gemini API.
+UNTOLD_PROVIDER: Final = "gcp.gen_ai"
 TOOL_NAME_RULE: Final = re.compile(r"[A-Za-z_][A-Za-z0-9_.:-]{0,63}")
 #: ``gen_ai.request.<suffix>`` -> where the body keeps it (first found).
 REQUEST_PARAMS: Final = {
@@ -224,7 +230,7 @@ def provider_name(host: str | None, path: str | None) -> str:
         return "gcp.vertex_ai"
     if host.endswith("generativelanguage.googleapis.com") or _GEMINI_PATH.search(path):
         return "gcp.gemini"
-    return "gcp.gen_ai"
+    return UNTOLD_PROVIDER
 
 
 def result_message(call: ToolCall, output: Any, is_error: bool) -> dict[str, Any]:
@@ -340,3 +346,52 @@ def tool_definitions(body: Mapping[str, Any]) -> list[dict[str, Any] | None]:
                 schema = next((fn[k] for k in _DEFINITION_SCHEMAS if fn.get(k) is not None), None)
                 found.append(definition(fn.get("name"), fn.get("description"), schema))
     return found
+
+
+#: The Gemini API / Vertex AI entry of the dialect table.
+ENTRY: Final = Dialect(
+    name=google.DIALECT,
+    provider=google.PROVIDER,
+    path_suffixes=(":generateContent", ":streamGenerateContent"),
+    claims_path=always,
+    body_keys=((b'"contents"',),),  # the model is in the path, so a body need not name it
+    body_streams=False,
+    from_path=from_path,
+    reducer=google.Reducer,
+    parse_body=google.parse_body,
+    read_request=read_request,
+    result_message=result_message,
+    result_messages=result_messages,
+    declarations=declarations,
+    input_messages=input_messages,
+    output_text=output_text,
+    streamed_body=streamed_body,
+    tool_definitions=tool_definitions,
+    request_params=REQUEST_PARAMS,
+    provider_name=provider_name,
+    provider_untold=UNTOLD_PROVIDER,
+    operation_name="generate_content",
+    tool_name_rule=TOOL_NAME_RULE,
+    finish_reasons={
+        "max_tokens": "length",
+        "safety": "content_filter",
+        "recitation": "content_filter",
+        "blocklist": "content_filter",
+        "prohibited_content": "content_filter",
+        "spii": "content_filter",
+    },
+    # ``error.status`` and ``google.rpc.ErrorInfo.reason`` (``API_KEY_INVALID`` comes with 400)
+    error_tokens={
+        "unavailable": "overloaded",
+        "resource_exhausted": "rate_limited",
+        "unauthenticated": "auth_error",
+        "api_key_invalid": "auth_error",
+        "permission_denied": "permission_denied",
+        "not_found": "not_found",
+        "invalid_argument": "bad_request",
+        "failed_precondition": "bad_request",
+        "internal": "server_error",
+        "deadline_exceeded": "timeout",
+    },
+    retry_count_header=None,
+)

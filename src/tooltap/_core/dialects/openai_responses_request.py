@@ -10,11 +10,22 @@ from collections.abc import Mapping, Sequence
 from typing import Any, Final
 
 from ..model import ToolCall
+from . import openai_responses
+from ._base import STAINLESS_RETRY_COUNT, Dialect, always, unchanged
 from ._content import Message, Part, definition, json_arguments, text_parts, tools_of
-from ._openai_request import openai_choice, result_is_error, result_output
+from ._openai import PROVIDER
+from ._openai_request import (
+    ERROR_TOKENS,
+    TOOL_NAME_RULE,
+    openai_choice,
+    openai_provider,
+    result_is_error,
+    result_output,
+)
 from ._request import DeclaredTool, Reader, described, items
 
 __all__ = [
+    "ENTRY",
     "REQUEST_PARAMS",
     "declarations",
     "input_messages",
@@ -181,3 +192,39 @@ def tool_definitions(body: Mapping[str, Any]) -> list[dict[str, Any] | None]:
         for tool in tools_of(body)
         if tool.get("type") == "function"
     ]
+
+
+#: The Responses entry of the dialect table.
+ENTRY: Final = Dialect(
+    name=openai_responses.DIALECT,
+    provider=PROVIDER,
+    path_suffixes=("/responses",),
+    claims_path=always,
+    body_keys=((b'"model"', b'"input"'),),
+    body_streams=True,
+    from_path=unchanged,
+    reducer=openai_responses.Reducer,
+    parse_body=openai_responses.parse_body,
+    read_request=read_request,
+    result_message=result_message,
+    result_messages=result_messages,
+    declarations=declarations,
+    input_messages=input_messages,
+    output_text=output_text,
+    streamed_body=streamed_body,
+    tool_definitions=tool_definitions,
+    request_params=REQUEST_PARAMS,
+    provider_name=openai_provider,
+    provider_untold=None,
+    operation_name="chat",
+    tool_name_rule=TOOL_NAME_RULE,
+    # ``status`` and ``incomplete_details.reason`` of a response
+    finish_reasons={
+        "completed": "stop",
+        "incomplete": "length",
+        "max_output_tokens": "length",
+        "failed": "error",
+    },
+    error_tokens=ERROR_TOKENS,
+    retry_count_header=STAINLESS_RETRY_COUNT,
+)
