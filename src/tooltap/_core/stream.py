@@ -6,14 +6,18 @@ import dataclasses
 import logging
 import re
 from collections.abc import Callable, Mapping
-from typing import Any
+from typing import Any, Literal
 
 from ._json import loads
 from .dialects import dialect as dialect_entry
+from .eventstream import EventStreamDecoder, events, looks_like_eventstream
 from .model import Limits, Parsed, Problem, ToolCall
 from .sse import SSEEvent, SSEParser
 
-__all__ = ["StreamParser", "parse_response"]
+__all__ = ["Framing", "StreamParser", "parse_response"]
+
+#: How a stream's events are framed: SSE, or AWS event-stream binary messages.
+Framing = Literal["sse", "eventstream"]
 
 _log = logging.getLogger("tooltap")
 #: Three or more LFs in a row: an event boundary, then blank lines that do nothing (any run
@@ -36,11 +40,16 @@ class StreamParser:
     ends, blank-line padding); what it declines takes the full path (SSE decoder, JSON,
     ``Reducer.event``). A chunk that starts inside an event goes to the decoder only up
     to the end of that event.
+
+    ``framing="eventstream"``: the body is AWS event-stream messages (Bedrock), each
+    handed to the reducer as one event (``eventstream.events``); a message the decoder
+    skips (a checksum mismatch, over ``max_event_bytes``) is a problem at ``close``.
     """
 
     __slots__ = (
         "_cap",
         "_closed",
+        "_eventstream",
         "_fast",
         "_faults",
         "_kept",
@@ -53,13 +62,18 @@ class StreamParser:
         "limits",
     )
 
-    def __init__(self, dialect: str, *, limits: Limits | None = None) -> None:
+    def __init__(
+        self, dialect: str, *, limits: Limits | None = None, framing: Framing = "sse"
+    ) -> None:
         self.dialect = dialect
         self.limits = limits or Limits()
         self._cap = self.limits.max_event_bytes
         self._sse = SSEParser(self._cap)
         self._reducer = dialect_entry(dialect).reducer(self.limits)
-        self._fast: Callable[[bytes], bool] | None = getattr(self._reducer, "fast", None)
+        self._eventstream = EventStreamDecoder(self._cap) if framing == "eventstream" else None
+        self._fast: Callable[[bytes], bool] | None = (
+            getattr(self._reducer, "fast", None) if self._eventstream is None else None
+        )
         self._faults: list[Problem] = []
         self._closed: Parsed | None = None
         self._returned = 0  # calls handed on by ``feed``
@@ -70,6 +84,11 @@ class StreamParser:
 
         Once the decoder has dropped an event (over ``max_event_bytes``), no call completes
         any more: one might miss that event's bytes (``close`` says which, as problems)."""
+        if self._eventstream is not None:
+            messages = self._eventstream.feed(chunk)
+            calls = self._events(events(messages)) if messages else []
+            self._returned += len(calls)
+            return calls
         fast = self._fast
         if fast is not None and self._sse.idle and len(chunk) <= self._cap:
             try:  # most chunks: one event the fast path takes (it checks the chunk's shape)
@@ -193,6 +212,9 @@ class StreamParser:
                 self._fault(ev.event, exc)
         parsed = self._reducer.finish()
         extra = list(self._faults)
+        if self._eventstream is not None:
+            self._eventstream.close()
+            extra += [_framing_problem(p) for p in self._eventstream.problems]
         detail = f"event over {self.limits.max_event_bytes} bytes"
         unseen = parsed.calls[self._returned if self._kept is None else self._kept :]
         if self._sse.dropped_events and unseen:  # completed after a drop: not calls
@@ -218,6 +240,11 @@ class StreamParser:
         return parsed
 
 
+def _framing_problem(detail: str) -> Problem:
+    kind = "oversized_event" if "over the limit" in detail else "unexpected_shape"
+    return Problem(kind, detail=f"event-stream: {detail}")
+
+
 def parse_response(
     body: bytes | str | Mapping[str, Any] | Any, dialect: str, *, limits: Limits | None = None
 ) -> Parsed:
@@ -228,6 +255,10 @@ def parse_response(
         body = body.encode("utf-8")
     if isinstance(body, (bytes, bytearray, memoryview)):
         raw = bytes(body)
+        if looks_like_eventstream(raw):
+            parser = StreamParser(dialect, limits=limits, framing="eventstream")
+            parser.feed(raw)
+            return parser.close()
         head = raw.lstrip()[:6]
         if head.startswith((b"data:", b"event:", b":", b"id:")):
             parser = StreamParser(dialect, limits=limits)
