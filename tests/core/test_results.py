@@ -7,8 +7,10 @@ import json
 from typing import Any
 
 import anthropic
+import boto3
 import openai
 import pytest
+from botocore.config import Config
 from google import genai
 from google.genai import types as gt
 
@@ -144,6 +146,14 @@ def _assistant_turn(dialect: str, calls: list[ToolCall]) -> dict[str, Any]:
                 for c in calls
             ],
         }
+    if dialect == "bedrock.converse":
+        return {
+            "role": "assistant",
+            "content": [
+                {"toolUse": {"toolUseId": c.call_id, "name": c.name, "input": c.args}}
+                for c in calls
+            ],
+        }
     if dialect == "google.genai":
         return {
             "role": "model",
@@ -180,6 +190,8 @@ def _request(
     turn = _assistant_turn(dialect, calls)
     if dialect == "google.genai":
         return {"contents": [{"role": "user", "parts": [{"text": "hi"}]}, turn, *results]}
+    if dialect == "bedrock.converse":
+        return {"messages": [{"role": "user", "content": [{"text": "hi"}]}, turn, *results]}
     return {"model": "m", "messages": [{"role": "user", "content": "hi"}, turn, *results]}
 
 
@@ -239,5 +251,15 @@ def _send_through_sdk(dialect: str, url: str, body: dict[str, Any]) -> Any:
     if dialect == "anthropic.messages":
         ant = anthropic.Anthropic(api_key="k", base_url=url, max_retries=0)
         return ant.messages.create(max_tokens=10, **body)
+    if dialect == "bedrock.converse":
+        bedrock = boto3.client(
+            "bedrock-runtime",
+            endpoint_url=url,
+            region_name="us-east-1",
+            aws_access_key_id="AKIDEXAMPLE",
+            aws_secret_access_key="secret",
+            config=Config(retries={"total_max_attempts": 1}),
+        )
+        return bedrock.converse(modelId="m", **body)
     goo = genai.Client(api_key="k", http_options=gt.HttpOptions(base_url=url))
     return goo.models.generate_content(model="gemini-x", **body)

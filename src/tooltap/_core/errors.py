@@ -102,6 +102,25 @@ _BALANCE: Final = re.compile(
     r"|out of credits|spend(?:ing)? limit|billing hard limit|api usage limits",
     re.IGNORECASE,
 )
+#: AWS error codes (``x-amzn-errortype``, ``__type``, botocore's ``Error.Code``, a Bedrock
+#: stream's exception event) -> error_type; they outrank the HTTP status (Bedrock sends
+#: ``ServiceQuotaExceededException`` with a 400).
+_AWS_CODES: Final[dict[str, str]] = {
+    "throttlingexception": "rate_limited",
+    "servicequotaexceededexception": "rate_limited",
+    "toomanyrequestsexception": "rate_limited",
+    "modelnotreadyexception": "overloaded",
+    "serviceunavailableexception": "overloaded",
+    "validationexception": "bad_request",
+    "accessdeniedexception": "permission_denied",
+    "unrecognizedclientexception": "auth_error",
+    "expiredtokenexception": "auth_error",
+    "resourcenotfoundexception": "not_found",
+    "internalserverexception": "server_error",
+    "modelerrorexception": "server_error",
+    "modelstreamerrorexception": "server_error",
+    "modeltimeoutexception": "timeout",
+}
 _CODE_WORD: Final = re.compile(r"\b(?:[a-z]+(?:_[a-z]+)+|[A-Z]+(?:_[A-Z]+)*)\b")
 
 _TIMEOUT_NAMES: Final = frozenset({"TimeoutError", "DeadlineExceeded"})
@@ -161,6 +180,9 @@ def classify_problem(problem: Problem) -> ErrorClass | None:
         return _make("truncated_stream")
     if problem.kind != "error_event":
         return None
+    aws = _AWS_CODES.get(problem.detail.lower())
+    if aws is not None:
+        return _make(aws)
     text = " ".join(t for t in (problem.detail, problem.received) if t)
     if _BALANCE.search(text):
         return _make("insufficient_balance")
@@ -183,6 +205,10 @@ def _classify(
         status, headers, body = _from_exception(exc, status, headers, body)
     low = _lower_headers(headers)
     info = _ErrorBody(body)
+    aws = _aws_code(low.get("x-amzn-errortype")) or info.aws_code
+    if aws is not None:
+        retry_after = _retry_after(low)
+        return _make(aws, retry_after=retry_after, status=status)
     retry_after = _retry_after(low)
     if retry_after is None:
         retry_after = info.retry_delay
@@ -216,6 +242,15 @@ def _kind(status: int | None, info: _ErrorBody, exc: BaseException | None) -> st
     if exc is not None:
         return _by_exception_name(exc)
     return "_OTHER"
+
+
+def _aws_code(value: Any) -> str | None:
+    """The error_type of an AWS error code (``ThrottlingException:http://...``,
+    ``com.amazon.coral#ThrottlingException``); None for any other value."""
+    if not isinstance(value, str) or not value:
+        return None
+    code = value.split(":", 1)[0].rsplit("#", 1)[-1]
+    return _AWS_CODES.get(code.lower())
 
 
 def _by_status(status: int | None) -> str | None:
@@ -268,18 +303,32 @@ def _from_exception(
             if isinstance(value, (Mapping, list, str, bytes)):
                 body = value
                 break
+    response = getattr(exc, "response", None)
+    error = response.get("Error") if isinstance(response, Mapping) else None
+    if isinstance(error, Mapping):  # botocore's ClientError: the parsed error response
+        meta = response.get("ResponseMetadata") if isinstance(response, Mapping) else None
+        meta = meta if isinstance(meta, Mapping) else {}
+        code = meta.get("HTTPStatusCode")
+        if status is None and isinstance(code, int) and not isinstance(code, bool):
+            status = code
+        found = meta.get("HTTPHeaders")
+        if not headers and isinstance(found, Mapping):
+            headers = found
+        if body is None:
+            body = {"__type": error.get("Code"), "message": error.get("Message")}
     return status, headers, body
 
 
 class _ErrorBody:
     """The parts of a provider error body that matter: type tokens, message, retry delay."""
 
-    __slots__ = ("message", "retry_delay", "tokens")
+    __slots__ = ("aws_code", "message", "retry_delay", "tokens")
 
     def __init__(self, body: Any) -> None:
         self.tokens: list[str] = []  # most specific first: code, type, status
         self.message = ""
         self.retry_delay: float | None = None
+        self.aws_code: str | None = None  # the error_type of an AWS ``__type``
         if isinstance(body, (bytes, bytearray)):
             body = bytes(body).decode("utf-8", "replace")
         if isinstance(body, str):
@@ -292,6 +341,7 @@ class _ErrorBody:
             body = body[0]
         if not isinstance(body, Mapping):
             return
+        self.aws_code = _aws_code(body.get("__type"))
         err = body.get("error", body)
         if isinstance(err, str):
             self.message = err
