@@ -15,6 +15,7 @@ from ._faults import FAULT_HEADER, Delivery, Fault, FaultQueue, parse_fault_head
 from ._render import Rendered, Wire, json_response
 from ._scenario import ConversationError, Scenario
 from ._wire_anthropic import AnthropicWire
+from ._wire_bedrock import ConverseWire
 from ._wire_google import GoogleWire
 from ._wire_openai import ChatWire
 from ._wire_openai_responses import ResponsesWire
@@ -55,7 +56,8 @@ class Engine:
         self._lock = new_lock()
         self._requests: list[RecordedRequest] = []
         self._wires: dict[str, Wire] = {
-            w.dialect: w for w in (ChatWire(), ResponsesWire(), AnthropicWire(), GoogleWire())
+            w.dialect: w
+            for w in (ChatWire(), ResponsesWire(), AnthropicWire(), GoogleWire(), ConverseWire())
         }
 
     @property
