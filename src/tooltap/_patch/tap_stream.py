@@ -18,7 +18,7 @@ from typing import Any, Final, Literal
 from .._core.buffering import stream_buffered
 from .._core.errors import classify_error
 from .._core.model import ErrorClass, Problem, RequestInfo, ToolCall
-from .._core.stream import StreamParser, parse_response
+from .._core.stream import Framing, StreamParser, parse_response
 from .._forks import in_child
 from .._quietly import after_collection, quietly, report
 from .._telemetry.content import streamed_body
@@ -71,6 +71,7 @@ class TapState:
         "_first_at",
         "_first_bytes",
         "_first_events",
+        "_framing",
         "_off",
         "_oversized",
         "_parser",
@@ -95,7 +96,9 @@ class TapState:
         mode: Mode,
         status: int,
         headers: Mapping[str, str],
+        framing: Framing = "sse",
     ) -> None:
+        """``framing``: how a stream's events are framed (``eventstream``: AWS binary)."""
         self._at = time.monotonic()
         self._read_at: float | None = None
         self._first_at = 0.0
@@ -109,7 +112,10 @@ class TapState:
         self.headers = headers
         self.capture = op.tel.config.capture_any
         limits = op.tel.config.limits
-        self._parser = StreamParser(info.dialect, limits=limits) if mode == "sse" else None
+        self._framing: Framing = framing
+        self._parser = (
+            StreamParser(info.dialect, limits=limits, framing=framing) if mode == "sse" else None
+        )
         self._buf = bytearray()
         self._cap = _ERROR_BODY_CAP if mode == "error" else limits.max_event_bytes
         self._decoded = False
@@ -199,7 +205,8 @@ class TapState:
                 self.hot = _none
                 return None
             if self._parser is not None:
-                self._first_events = chunk.count(b"\n\n") + chunk.count(b"\r\n\r\n")
+                if self._framing == "sse":  # (binary framing: no event count to judge by)
+                    self._first_events = chunk.count(b"\n\n") + chunk.count(b"\r\n\r\n")
                 self._first_bytes = len(chunk)
                 if not self.capture:
                     self.hot = self._parser.feed
