@@ -358,6 +358,8 @@ class _ErrorBody:
         ):
             if isinstance(value, str) and value:
                 self.tokens.append(value.lower())
+        if self.aws_code is None:  # an AWS code as the error's type (anthropic on Bedrock)
+            self.aws_code = next((_AWS_CODES[t] for t in self.tokens if t in _AWS_CODES), None)
         meta = err.get("metadata")
         raw = meta.get("raw") if isinstance(meta, Mapping) else None
         self.message = " ".join(str(m) for m in (err.get("message"), raw) if m)

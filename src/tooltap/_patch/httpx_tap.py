@@ -70,8 +70,14 @@ def _responded(exchange: Exchange, response: Any, is_async: bool) -> Any:
         op.record_parsed(parsed, info, body=body)
         op.release()
         return response
-    sse = headers.get("content-type", "").lower().startswith("text/event-stream")
-    state = TapState(op, info, mode="sse" if sse else "body", status=status, headers=headers)
+    kind = headers.get("content-type", "").lower()
+    if kind.startswith("application/vnd.amazon.eventstream"):  # Bedrock's binary framing
+        state = TapState(
+            op, info, mode="sse", status=status, headers=headers, framing="eventstream"
+        )
+    else:
+        sse = kind.startswith("text/event-stream")
+        state = TapState(op, info, mode="sse" if sse else "body", status=status, headers=headers)
     if op.owner == "sdk":
         op.hold_until_stream_end()
     return _tap(response, state, is_async)

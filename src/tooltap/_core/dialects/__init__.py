@@ -91,12 +91,19 @@ _ENTRIES: Final = (
     Dialect(
         name=anthropic.DIALECT,
         provider=anthropic.PROVIDER,
-        path_suffixes=("/messages",),
+        # Claude on Bedrock and on Vertex AI too (the path names the model)
+        path_suffixes=(
+            "/messages",
+            "/invoke",
+            "/invoke-with-response-stream",
+            ":rawPredict",
+            ":streamRawPredict",
+        ),
         claims_path=anthropic_request.claims_path,
         body_keys=((b'"messages"',), (b'"model"', b'"max_tokens"')),
         body_streams=True,
         read_request=anthropic_request.read_request,
-        from_path=unchanged,
+        from_path=anthropic_request.from_path,
         reducer=anthropic.Reducer,
         parse_body=anthropic.parse_body,
         result_message=anthropic_request.result_message,
