@@ -20,6 +20,7 @@ def test_the_public_names_are_the_table_in_order() -> None:
         "anthropic.messages",
         "google.genai",
         "bedrock.converse",
+        "ollama.chat",
     )
 
 

@@ -8,6 +8,7 @@ from typing import Any
 
 import anthropic
 import boto3
+import ollama
 import openai
 import pytest
 from botocore.config import Config
@@ -146,6 +147,12 @@ def _assistant_turn(dialect: str, calls: list[ToolCall]) -> dict[str, Any]:
                 for c in calls
             ],
         }
+    if dialect == "ollama.chat":
+        return {
+            "role": "assistant",
+            "content": "",
+            "tool_calls": [{"function": {"name": c.name, "arguments": c.args}} for c in calls],
+        }
     if dialect == "bedrock.converse":
         return {
             "role": "assistant",
@@ -197,7 +204,7 @@ def _request(
 
 def _calls(dialect: str) -> list[ToolCall]:
     provider = dialect.split(".")[0]
-    with_ids = dialect != "google.genai"
+    with_ids = dialect not in ("google.genai", "ollama.chat")
     return [
         ToolCall(
             "lookup", {"key": "height"}, provider, "c_h" if with_ids else None, 0, None, dialect
@@ -205,7 +212,15 @@ def _calls(dialect: str) -> list[ToolCall]:
         ToolCall(
             "lookup", {"key": "weight"}, provider, "c_w" if with_ids else None, 1, None, dialect
         ),
-        ToolCall("save", {"v": "ñ"}, provider, "c_s" if with_ids else "g_s", 2, None, dialect),
+        ToolCall(
+            "save",
+            {"v": "ñ"},
+            provider,
+            "c_s" if with_ids else ("g_s" if dialect == "google.genai" else None),
+            2,
+            None,
+            dialect,
+        ),
     ]
 
 
@@ -224,7 +239,7 @@ def _assert_found(info: Any, calls: list[ToolCall]) -> None:
     assert info.problems == ()
     got = [(r.call_id, r.name, r.is_error) for r in info.tool_results]
     assert got == [(c.call_id, c.name, err) for c, (_, err) in zip(calls, OUTCOME, strict=True)]
-    if info.dialect == "google.genai":  # id-less calls correlate by name + position
+    if info.dialect in ("google.genai", "ollama.chat"):  # id-less: by name + position
         assert [r.call_args for r in info.tool_results] == [c.args for c in calls]
 
 
@@ -251,6 +266,8 @@ def _send_through_sdk(dialect: str, url: str, body: dict[str, Any]) -> Any:
     if dialect == "anthropic.messages":
         ant = anthropic.Anthropic(api_key="k", base_url=url, max_retries=0)
         return ant.messages.create(max_tokens=10, **body)
+    if dialect == "ollama.chat":
+        return ollama.Client(host=url).chat(**body)
     if dialect == "bedrock.converse":
         bedrock = boto3.client(
             "bedrock-runtime",

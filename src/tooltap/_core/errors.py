@@ -230,7 +230,7 @@ def _kind(status: int | None, info: _ErrorBody, exc: BaseException | None) -> st
         return "insufficient_balance"
     if status == 529 or ("overloaded" in named and status in (None, 200, 503)):
         return "overloaded"
-    if status == 503 and "overloaded" in info.message.lower():
+    if status == 503 and any(w in info.message.lower() for w in ("overloaded", "server busy")):
         return "overloaded"
     if status == 400 and "auth_error" in named:  # Google: a bad key is a 400
         return "auth_error"

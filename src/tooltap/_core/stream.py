@@ -12,12 +12,14 @@ from ._json import loads
 from .dialects import dialect as dialect_entry
 from .eventstream import EventStreamDecoder, events, looks_like_eventstream
 from .model import Limits, Parsed, Problem, ToolCall
+from .ndjson import NDJSONParser
 from .sse import SSEEvent, SSEParser
 
 __all__ = ["Framing", "StreamParser", "parse_response"]
 
-#: How a stream's events are framed: SSE, or AWS event-stream binary messages.
-Framing = Literal["sse", "eventstream"]
+#: How a stream's events are framed: SSE, AWS event-stream binary messages, or one JSON
+#: object per line (Ollama).
+Framing = Literal["sse", "eventstream", "ndjson"]
 
 _log = logging.getLogger("tooltap")
 #: Three or more LFs in a row: an event boundary, then blank lines that do nothing (any run
@@ -44,6 +46,7 @@ class StreamParser:
     ``framing="eventstream"``: the body is AWS event-stream messages (Bedrock), each
     handed to the reducer as one event (``eventstream.events``); a message the decoder
     skips (a checksum mismatch, over ``max_event_bytes``) is a problem at ``close``.
+    ``framing="ndjson"``: each line is one event (``ndjson``).
     """
 
     __slots__ = (
@@ -54,6 +57,7 @@ class StreamParser:
         "_faults",
         "_kept",
         "_limit",
+        "_lines",
         "_match",
         "_reducer",
         "_returned",
@@ -71,8 +75,9 @@ class StreamParser:
         self._sse = SSEParser(self._cap)
         self._reducer = dialect_entry(dialect).reducer(self.limits)
         self._eventstream = EventStreamDecoder(self._cap) if framing == "eventstream" else None
+        self._lines = NDJSONParser(self._cap) if framing == "ndjson" else None
         self._fast: Callable[[bytes], bool] | None = (
-            getattr(self._reducer, "fast", None) if self._eventstream is None else None
+            getattr(self._reducer, "fast", None) if framing == "sse" else None
         )
         self._faults: list[Problem] = []
         self._closed: Parsed | None = None
@@ -87,6 +92,11 @@ class StreamParser:
         if self._eventstream is not None:
             messages = self._eventstream.feed(chunk)
             calls = self._events(events(messages)) if messages else []
+            self._returned += len(calls)
+            return calls
+        if self._lines is not None:
+            lines = self._lines.feed(chunk)
+            calls = self._events(lines) if lines else []
             self._returned += len(calls)
             return calls
         fast = self._fast
@@ -205,7 +215,8 @@ class StreamParser:
         """End of the body. Idempotent: a second call returns the same value."""
         if self._closed is not None:
             return self._closed
-        for ev in self._sse.close():
+        tail = self._lines.close() if self._lines is not None else self._sse.close()
+        for ev in tail:
             try:
                 self._reducer.event(ev)
             except Exception as exc:  # noqa: BLE001
@@ -215,6 +226,9 @@ class StreamParser:
         if self._eventstream is not None:
             self._eventstream.close()
             extra += [_framing_problem(p) for p in self._eventstream.problems]
+        if self._lines is not None and self._lines.dropped_events:
+            detail = f"line over {self.limits.max_event_bytes} bytes"
+            extra += [Problem("oversized_event", detail=detail)] * self._lines.dropped_events
         detail = f"event over {self.limits.max_event_bytes} bytes"
         unseen = parsed.calls[self._returned if self._kept is None else self._kept :]
         if self._sse.dropped_events and unseen:  # completed after a drop: not calls
@@ -267,6 +281,10 @@ def parse_response(
         try:
             decoded = loads(raw)
         except (ValueError, RecursionError) as exc:
+            if raw.strip().startswith(b"{") and raw.find(b"}\n") >= 0:  # one object a line
+                parser = StreamParser(dialect, limits=limits, framing="ndjson")
+                parser.feed(raw)
+                return parser.close()
             return Parsed(dialect, problems=(Problem("unexpected_shape", detail=f"body: {exc}"),))
         return entry.parse_body(decoded, limits, size=len(raw))
     if not isinstance(body, (Mapping, list)):

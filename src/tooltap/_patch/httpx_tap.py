@@ -75,6 +75,8 @@ def _responded(exchange: Exchange, response: Any, is_async: bool) -> Any:
         state = TapState(
             op, info, mode="sse", status=status, headers=headers, framing="eventstream"
         )
+    elif kind.startswith("application/x-ndjson"):  # one JSON object a line (Ollama)
+        state = TapState(op, info, mode="sse", status=status, headers=headers, framing="ndjson")
     else:
         sse = kind.startswith("text/event-stream")
         state = TapState(op, info, mode="sse" if sse else "body", status=status, headers=headers)

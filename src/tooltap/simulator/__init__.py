@@ -117,6 +117,11 @@ class Simulator:
         """``endpoint_url`` for ``boto3.client("bedrock-runtime")``."""
         return self.url
 
+    @property
+    def ollama_host(self) -> str:
+        """``host`` for ``ollama.Client``."""
+        return self.url
+
     def inject(self, fault: Fault, *, dialect: str | None = None, times: int = 1) -> None:
         """Queue ``fault`` for the next ``times`` requests of ``dialect`` (None: any)."""
         self._engine.faults.put(fault, dialect, times)

@@ -18,6 +18,7 @@ from ._scenario import ConversationError, Scenario
 from ._wire_anthropic import AnthropicWire
 from ._wire_bedrock import ConverseWire
 from ._wire_google import GoogleWire
+from ._wire_ollama import OllamaWire
 from ._wire_openai import ChatWire
 from ._wire_openai_responses import ResponsesWire
 
@@ -58,7 +59,14 @@ class Engine:
         self._requests: list[RecordedRequest] = []
         self._wires: dict[str, Wire] = {
             w.dialect: w
-            for w in (ChatWire(), ResponsesWire(), AnthropicWire(), GoogleWire(), ConverseWire())
+            for w in (
+                ChatWire(),
+                ResponsesWire(),
+                AnthropicWire(),
+                GoogleWire(),
+                ConverseWire(),
+                OllamaWire(),
+            )
         }
 
     @property
