@@ -61,7 +61,14 @@ _OTHER_OPTIONS: Final = frozenset(
 #: tested in a venv of their own: ``scripts/test-old-sdks``).
 SUPPORTED_SDKS: Final = ("openai >= 2.0, < 4", "anthropic >= 1.0, < 3", "google-genai >= 2.0, < 4")
 #: SDK-layer patch modules (each with ``install(tel)`` / ``uninstall()``), imported if present.
-_SDK_PATCHES: Final = ("sdk_openai", "sdk_anthropic", "sdk_google", "sdk_botocore", "aiohttp_tap")
+_SDK_PATCHES: Final = (
+    "sdk_openai",
+    "sdk_anthropic",
+    "sdk_google",
+    "sdk_botocore",
+    "sdk_cohere",
+    "aiohttp_tap",
+)
 _atexit_registered = False
 
 

@@ -21,6 +21,7 @@ def test_the_public_names_are_the_table_in_order() -> None:
         "google.genai",
         "bedrock.converse",
         "ollama.chat",
+        "cohere.chat",
     )
 
 

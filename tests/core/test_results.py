@@ -8,6 +8,7 @@ from typing import Any
 
 import anthropic
 import boto3
+import cohere
 import ollama
 import openai
 import pytest
@@ -147,6 +148,19 @@ def _assistant_turn(dialect: str, calls: list[ToolCall]) -> dict[str, Any]:
                 for c in calls
             ],
         }
+    if dialect == "cohere.chat":
+        return {
+            "role": "assistant",
+            "tool_plan": "look up",
+            "tool_calls": [
+                {
+                    "id": c.call_id,
+                    "type": "function",
+                    "function": {"name": c.name, "arguments": json.dumps(c.args)},
+                }
+                for c in calls
+            ],
+        }
     if dialect == "ollama.chat":
         return {
             "role": "assistant",
@@ -268,6 +282,9 @@ def _send_through_sdk(dialect: str, url: str, body: dict[str, Any]) -> Any:
         return ant.messages.create(max_tokens=10, **body)
     if dialect == "ollama.chat":
         return ollama.Client(host=url).chat(**body)
+    if dialect == "cohere.chat":
+        co = cohere.ClientV2(api_key="k", base_url=url)
+        return co.chat(**body, request_options={"max_retries": 0})
     if dialect == "bedrock.converse":
         bedrock = boto3.client(
             "bedrock-runtime",

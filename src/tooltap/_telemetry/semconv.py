@@ -199,6 +199,7 @@ _FINISH_REASONS: Final = {
     "prohibited_content": "content_filter",
     "spii": "content_filter",
     "failed": "error",
+    "complete": "stop",
     "guardrail_intervened": "content_filter",
     "content_filtered": "content_filter",
 }

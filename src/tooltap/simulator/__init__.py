@@ -122,6 +122,11 @@ class Simulator:
         """``host`` for ``ollama.Client``."""
         return self.url
 
+    @property
+    def cohere_base_url(self) -> str:
+        """``base_url`` for ``cohere.ClientV2``."""
+        return self.url
+
     def inject(self, fault: Fault, *, dialect: str | None = None, times: int = 1) -> None:
         """Queue ``fault`` for the next ``times`` requests of ``dialect`` (None: any)."""
         self._engine.faults.put(fault, dialect, times)

@@ -17,6 +17,7 @@ from ._render import Rendered, Wire, json_response
 from ._scenario import ConversationError, Scenario
 from ._wire_anthropic import AnthropicWire
 from ._wire_bedrock import ConverseWire
+from ._wire_cohere import CohereWire
 from ._wire_google import GoogleWire
 from ._wire_ollama import OllamaWire
 from ._wire_openai import ChatWire
@@ -66,6 +67,7 @@ class Engine:
                 GoogleWire(),
                 ConverseWire(),
                 OllamaWire(),
+                CohereWire(),
             )
         }
 
