@@ -124,3 +124,18 @@ def test_a_cut_stream_is_a_truncated_call(otel: Any, sim: Simulator) -> None:
     kinds = [e.problem.kind for e in otel.events if isinstance(e, tooltap.ToolCallProblem)]
     assert kinds == ["truncated_json", "truncated_stream"]
     assert [name for _, name, _ in otel.received()] == ["lookup_demo_value"]
+
+
+async def test_the_async_client_retries_on_one_span(otel: Any, sim: Simulator) -> None:
+    sim.inject(Fault("rate_limit", retry_after=0.05), dialect=DIALECT)
+    co = cohere.AsyncClientV2(api_key="not-a-key", base_url=sim.cohere_base_url)
+    response = await co.chat(model=MODEL, messages=USER, tools=TOOLS)
+
+    calls = [
+        (c.id, c.function.name, json.loads(c.function.arguments))
+        for c in response.message.tool_calls
+    ]
+    assert otel.received() == calls
+    (span,) = otel.inference_spans()
+    assert span.attributes["http.request.resend_count"] == 1
+    assert span.attributes["gen_ai.provider.name"] == "cohere"

@@ -110,3 +110,19 @@ def test_any_chunking_hands_the_app_what_it_gets_uninstrumented(
     otel.instrument()
     assert seen == bare
     assert len(otel.received()) == 2
+
+
+@pytest.mark.parametrize("stream", STREAM)
+async def test_the_async_client_is_seen_the_same(otel: Any, sim: Simulator, stream: bool) -> None:
+    client = ollama.AsyncClient(host=sim.ollama_host)
+    if stream:
+        parts = await client.chat(model="llama3.2", messages=USER, tools=TOOLS, stream=True)
+        calls = [tc async for part in parts for tc in (part.message.tool_calls or [])]
+    else:
+        response = await client.chat(model="llama3.2", messages=USER, tools=TOOLS)
+        calls = list(response.message.tool_calls or [])
+
+    assert otel.received() == [(None, c.function.name, dict(c.function.arguments)) for c in calls]
+    (span,) = otel.inference_spans()
+    assert span.attributes["gen_ai.provider.name"] == "ollama"
+    assert span.attributes["gen_ai.request.stream"] is stream
