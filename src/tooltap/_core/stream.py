@@ -6,7 +6,7 @@ import dataclasses
 import logging
 import re
 from collections.abc import Callable, Mapping
-from typing import Any, Literal
+from typing import Any, Final, Literal
 
 from ._json import loads
 from .dialects import dialect as dialect_entry
@@ -15,13 +15,30 @@ from .model import Limits, Parsed, Problem, ToolCall
 from .ndjson import NDJSONParser
 from .sse import SSEEvent, SSEParser
 
-__all__ = ["Framing", "StreamParser", "parse_response"]
+__all__ = ["Framing", "StreamParser", "framing_of", "parse_response"]
 
 #: How a stream's events are framed: SSE, AWS event-stream binary messages, or one JSON
 #: object per line (Ollama).
 Framing = Literal["sse", "eventstream", "ndjson"]
 
 _log = logging.getLogger("tooltap")
+#: Content types of streams, by their framing.
+_STREAM_TYPES: Final[tuple[tuple[str, Framing], ...]] = (
+    ("text/event-stream", "sse"),
+    ("application/vnd.amazon.eventstream", "eventstream"),  # Bedrock
+    ("application/x-ndjson", "ndjson"),  # Ollama
+)
+
+
+def framing_of(content_type: str) -> Framing | None:
+    """The stream framing a response's ``Content-Type`` names; None for any other type."""
+    kind = content_type.lower()
+    for prefix, framing in _STREAM_TYPES:
+        if kind.startswith(prefix):
+            return framing
+    return None
+
+
 #: Three or more LFs in a row: an event boundary, then blank lines that do nothing (any run
 #: of two or more line ends means the same as two).
 _BLANK_RUN = re.compile(rb"\n{3,}")

@@ -25,7 +25,7 @@ from opentelemetry.instrumentation.utils import is_instrumentation_enabled
 
 from .._core.detect import detect_dialect, plausible_request
 from .._core.errors import classify_error
-from .._core.stream import parse_response
+from .._core.stream import framing_of, parse_response
 from .._forks import new_lock
 from .._quietly import quietly, report
 from .._telemetry.operation import current_operation
@@ -70,16 +70,11 @@ def _responded(exchange: Exchange, response: Any, is_async: bool) -> Any:
         op.record_parsed(parsed, info, body=body)
         op.release()
         return response
-    kind = headers.get("content-type", "").lower()
-    if kind.startswith("application/vnd.amazon.eventstream"):  # Bedrock's binary framing
-        state = TapState(
-            op, info, mode="sse", status=status, headers=headers, framing="eventstream"
-        )
-    elif kind.startswith("application/x-ndjson"):  # one JSON object a line (Ollama)
-        state = TapState(op, info, mode="sse", status=status, headers=headers, framing="ndjson")
+    framing = framing_of(headers.get("content-type", ""))
+    if framing is None:
+        state = TapState(op, info, mode="body", status=status, headers=headers)
     else:
-        sse = kind.startswith("text/event-stream")
-        state = TapState(op, info, mode="sse" if sse else "body", status=status, headers=headers)
+        state = TapState(op, info, mode="sse", status=status, headers=headers, framing=framing)
     if op.owner == "sdk":
         op.hold_until_stream_end()
     return _tap(response, state, is_async)
