@@ -218,3 +218,27 @@ def test_other_operations_pass_through(otel: Any, sim: Simulator) -> None:
             guardrailIdentifier="g", guardrailVersion="1", source="INPUT", content=[]
         )
     assert otel.inference_spans() == []
+
+
+def test_uninstrument_removes_the_botocore_wrappers(otel: Any, sim: Simulator) -> None:
+    import botocore.client
+    import botocore.endpoint
+    import wrapt
+
+    def wrapped() -> list[bool]:
+        return [
+            isinstance(cls.__dict__[name], wrapt.FunctionWrapper)
+            for cls, name in (
+                (botocore.client.BaseClient, "_make_api_call"),
+                (botocore.endpoint.Endpoint, "_send"),
+            )
+        ]
+
+    assert wrapped() == [True, True]
+    tooltap.uninstrument()
+    try:
+        assert wrapped() == [False, False]
+        assert len(converse(client(sim), USER, True)) == 2
+        assert otel.inference_spans() == []
+    finally:
+        otel.instrument()
