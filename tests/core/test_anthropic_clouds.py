@@ -93,3 +93,17 @@ def test_the_path_names_the_model_streaming_and_provider() -> None:
     assert entry.provider_name("bedrock-runtime.us-east-1.amazonaws.com", path) == "aws.bedrock"
     assert entry.provider_name("gw", vertex) == "gcp.vertex_ai"
     assert entry.provider_name("api.anthropic.com", "/v1/messages") == "anthropic"
+
+
+@settings(max_examples=30, deadline=None)
+@given(_ARGS, st.integers(min_value=1, max_value=64))
+def test_the_chunks_are_the_events_anthropics_bedrock_decoder_yields(
+    args: list[str], size: int
+) -> None:
+    from anthropic.lib.bedrock._stream_decoder import AWSEventStreamDecoder
+
+    body = bedrock(events(args))
+    pieces = [body[at : at + size] for at in range(0, len(body), size)]
+    sdk = list(AWSEventStreamDecoder().iter_bytes(iter(pieces)))
+    as_sse = b"".join(f"event: {e.event}\ndata: {e.data}\n\n".encode() for e in sdk)
+    assert parse_response(body, DIALECT) == parse_response(as_sse, DIALECT)
