@@ -8,6 +8,7 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from tooltap._core.errors import classify_error
 from tooltap.core import Limits, StreamParser, parse_request, parse_response
 
 DIALECT = "ollama.chat"
@@ -123,3 +124,17 @@ def test_results_answer_calls_by_name_and_order() -> None:
     assert info.tools == {"w": {"type": "object"}}
     got = [(r.name, r.position, r.call_args, r.is_error) for r in info.tool_results]
     assert got == [("w", 0, {"c": 1}, False), ("w", 2, {"c": 2}, True), ("v", 1, {}, False)]
+
+
+def test_ollama_and_cohere_error_statuses() -> None:
+    missing = classify_error(
+        404, {}, b'{"error": "model \'llama9\' not found, try pulling it first"}'
+    )
+    assert (missing.error_type, missing.hint) == (
+        "not_found",
+        "the model name is unknown to this endpoint",
+    )
+    busy = classify_error(503, {}, b'{"error": "server busy, please try again."}')
+    assert busy.error_type == "overloaded" and busy.retryable
+    trial = classify_error(429, {}, b'{"message": "You are using a Trial key"}')
+    assert trial.error_type == "rate_limited"

@@ -138,3 +138,20 @@ def test_raw_httpx_to_bedrock_invoke_stream_is_seen_without_an_sdk(
     )
     assert attrs["gen_ai.request.stream"] is True
     assert [name for _, name, _ in otel.received()] == ["lookup_demo_value"] * 2
+
+
+def test_raw_httpx_to_vertex_stream_raw_predict_is_seen_without_an_sdk(
+    otel: Any, sim: Simulator
+) -> None:
+    path = f"/v1/projects/p/locations/us-east5/publishers/anthropic/models/{VERTEX_MODEL}"
+    body = {"anthropic_version": "vertex-2023-10-16", "max_tokens": 100, "stream": True}
+    with httpx.Client(base_url=sim.url) as http:
+        http.post(path + ":streamRawPredict", json={**body, "messages": MESSAGES, "tools": TOOLS})
+
+    (span,) = otel.inference_spans()
+    attrs = dict(span.attributes or {})
+    assert (attrs["gen_ai.provider.name"], attrs["gen_ai.request.model"]) == (
+        "gcp.vertex_ai",
+        VERTEX_MODEL,
+    )
+    assert [name for _, name, _ in otel.received()] == ["lookup_demo_value"] * 2
