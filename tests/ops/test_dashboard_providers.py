@@ -1,5 +1,5 @@
-"""The dashboard and the alerts name no provider: every provider a dialect reports (the new
-ones included) is charted and alerted on without a change."""
+"""The dashboard and the alerts name no provider: every provider a dialect reports
+(``aws.bedrock``, ``cohere``, ``ollama`` too) is charted and alerted on without a change."""
 
 from __future__ import annotations
 
