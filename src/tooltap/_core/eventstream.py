@@ -19,6 +19,8 @@ import binascii
 import json
 import struct
 import zlib
+from collections.abc import Mapping
+from types import MappingProxyType
 from typing import Any, Final, NamedTuple
 
 from .sse import SSEEvent
@@ -32,12 +34,14 @@ _U32: Final = struct.Struct("!I")
 #: Header value type -> fixed size (types with a length prefix are handled apart).
 _FIXED: Final = {0: 0, 1: 0, 2: 1, 3: 2, 4: 4, 5: 8, 8: 8, 9: 16}
 _SIGNED: Final = {2: "!b", 3: "!h", 4: "!i", 5: "!q", 8: "!q"}
+#: Header blocks kept decoded per decoder: a stream repeats a few blocks (one per event type).
+_KEPT_HEADERS: Final = 32
 
 
 class EventStreamMessage(NamedTuple):
-    """One decoded message: its headers (name -> value) and payload."""
+    """One decoded message: its headers (name -> value, read-only) and payload."""
 
-    headers: dict[str, Any]
+    headers: Mapping[str, Any]
     payload: bytes
 
 
@@ -56,10 +60,11 @@ class EventStreamDecoder:
     holding more than the cap in memory.
     """
 
-    __slots__ = ("_buf", "_lost", "_skip", "max_message_bytes", "problems")
+    __slots__ = ("_buf", "_known", "_lost", "_skip", "max_message_bytes", "problems")
 
     def __init__(self, max_message_bytes: int = 8 * 1024 * 1024) -> None:
         self._buf = bytearray()
+        self._known: dict[bytes, Mapping[str, Any]] = {}  # header blocks already decoded
         self._skip = 0  # bytes of an oversized message still to drop
         self._lost = False  # a bad prelude: the framing is gone
         self.max_message_bytes = max_message_bytes
@@ -112,7 +117,13 @@ class EventStreamDecoder:
                 pos = end
                 continue
             head = pos + _PRELUDE
-            headers = _headers(bytes(buf[head : head + headers_len]))
+            block = bytes(buf[head : head + headers_len])
+            headers = self._known.get(block)
+            if headers is None:
+                decoded = _headers(block)
+                headers = None if decoded is None else MappingProxyType(decoded)
+                if headers is not None and len(self._known) < _KEPT_HEADERS:
+                    self._known[block] = headers
             if headers is None:
                 self.problems.append("message headers do not decode: message skipped")
             else:
