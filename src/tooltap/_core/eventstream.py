@@ -34,8 +34,10 @@ _U32: Final = struct.Struct("!I")
 #: Header value type -> fixed size (types with a length prefix are handled apart).
 _FIXED: Final = {0: 0, 1: 0, 2: 1, 3: 2, 4: 4, 5: 8, 8: 8, 9: 16}
 _SIGNED: Final = {2: "!b", 3: "!h", 4: "!i", 5: "!q", 8: "!q"}
-#: Header blocks kept decoded per decoder: a stream repeats a few blocks (one per event type).
+#: Header blocks kept decoded per decoder: a stream repeats a few blocks (one per event
+#: type); only short ones, so what is kept stays a few KiB.
 _KEPT_HEADERS: Final = 32
+_KEPT_HEADER_BYTES: Final = 256
 
 
 class EventStreamMessage(NamedTuple):
@@ -122,7 +124,11 @@ class EventStreamDecoder:
             if headers is None:
                 decoded = _headers(block)
                 headers = None if decoded is None else MappingProxyType(decoded)
-                if headers is not None and len(self._known) < _KEPT_HEADERS:
+                if (
+                    headers is not None
+                    and len(block) <= _KEPT_HEADER_BYTES
+                    and len(self._known) < _KEPT_HEADERS
+                ):
                     self._known[block] = headers
             if headers is None:
                 self.problems.append("message headers do not decode: message skipped")
