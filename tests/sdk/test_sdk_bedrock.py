@@ -35,6 +35,7 @@ TOOLS = {
     ]
 }
 USER = [{"role": "user", "content": [{"text": "How tall am I, and how heavy?"}]}]
+VALUES = {"height": "170 cm", "weight": "70 kg"}
 
 
 def client(sim: Simulator, attempts: int = 1) -> Any:
@@ -242,3 +243,45 @@ def test_uninstrument_removes_the_botocore_wrappers(otel: Any, sim: Simulator) -
         assert otel.inference_spans() == []
     finally:
         otel.instrument()
+
+
+@pytest.mark.parametrize("stream", STREAM)
+def test_content_capture_records_converse_messages_and_the_answer(
+    otel: Any, sim: Simulator, stream: bool
+) -> None:
+    tooltap.uninstrument()
+    tooltap.instrument(
+        tracer_provider=otel.tracer_provider,
+        meter_provider=otel.meter_provider,
+        capture_content="SPAN_ONLY",
+    )
+    bedrock = client(sim)
+    uses = converse(bedrock, USER, False)
+    calls = [
+        tooltap.ToolCall(u["name"], u["input"], "aws.bedrock", u["toolUseId"], i, None, DIALECT)
+        for i, u in enumerate(uses)
+    ]
+    results = tooltap.core.result_messages([(c, VALUES[c.args["key"]]) for c in calls])
+    turn = [*USER, {"role": "assistant", "content": [{"toolUse": u} for u in uses]}, *results]
+    if stream:
+        events = bedrock.converse_stream(modelId=MODEL, messages=turn, toolConfig=TOOLS)
+        text = "".join(
+            e["contentBlockDelta"]["delta"].get("text", "")
+            for e in events["stream"]
+            if "contentBlockDelta" in e
+        )
+    else:
+        response = bedrock.converse(modelId=MODEL, messages=turn, toolConfig=TOOLS)
+        text = "".join(b.get("text", "") for b in response["output"]["message"]["content"])
+
+    assert text == "You are 170 cm tall and weigh 70 kg."
+    _, answer_span = otel.inference_spans()
+    (answer,) = json.loads(answer_span.attributes["gen_ai.output.messages"])
+    assert [p for p in answer["parts"] if p["type"] == "text"] == [
+        {"type": "text", "content": text}
+    ]
+    inputs = json.loads(answer_span.attributes["gen_ai.input.messages"])
+    assert [p["type"] for p in inputs[1]["parts"]] == ["tool_call", "tool_call"]
+    assert [p["id"] for p in inputs[2]["parts"]] == [u["toolUseId"] for u in uses]
+    definitions = json.loads(answer_span.attributes["gen_ai.tool.definitions"])
+    assert [d["name"] for d in definitions] == ["lookup_demo_value"]
