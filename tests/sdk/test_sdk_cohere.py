@@ -139,3 +139,34 @@ async def test_the_async_client_retries_on_one_span(otel: Any, sim: Simulator) -
     (span,) = otel.inference_spans()
     assert span.attributes["http.request.resend_count"] == 1
     assert span.attributes["gen_ai.provider.name"] == "cohere"
+
+
+def test_content_capture_records_the_streamed_answer(otel: Any, sim: Simulator) -> None:
+    tooltap.uninstrument()
+    tooltap.instrument(
+        tracer_provider=otel.tracer_provider,
+        meter_provider=otel.meter_provider,
+        capture_content="SPAN_ONLY",
+    )
+    co = client(sim)
+    calls = chat(co, USER, False)
+    assistant = {
+        "role": "assistant",
+        "tool_calls": [
+            {"id": i, "type": "function", "function": {"name": n, "arguments": a}}
+            for i, n, a in calls
+        ],
+    }
+    results = [{"role": "tool", "tool_call_id": i, "content": "1"} for i, _, _ in calls]
+    text = "".join(
+        e.delta.message.content.text
+        for e in co.chat_stream(model=MODEL, messages=[*USER, assistant, *results], tools=TOOLS)
+        if e.type == "content-delta"
+    )
+
+    _, answer_span = otel.inference_spans()
+    (answer,) = json.loads(answer_span.attributes["gen_ai.output.messages"])
+    assert [p for p in answer["parts"] if p["type"] == "text"] == [
+        {"type": "text", "content": text}
+    ]
+    assert answer["finish_reason"] == "stop"

@@ -3,6 +3,7 @@ by name and order in the next turn, and what the client hands the app unchanged.
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import ollama
@@ -126,3 +127,27 @@ async def test_the_async_client_is_seen_the_same(otel: Any, sim: Simulator, stre
     (span,) = otel.inference_spans()
     assert span.attributes["gen_ai.provider.name"] == "ollama"
     assert span.attributes["gen_ai.request.stream"] is stream
+
+
+def test_content_capture_records_the_streamed_answer(otel: Any, sim: Simulator) -> None:
+    tooltap.uninstrument()
+    tooltap.instrument(
+        tracer_provider=otel.tracer_provider,
+        meter_provider=otel.meter_provider,
+        capture_content="SPAN_ONLY",
+    )
+    client = ollama.Client(host=sim.ollama_host)
+    calls = chat(client, USER, False)
+    turn = [
+        *USER,
+        {"role": "assistant", "content": "", "tool_calls": [c.model_dump() for c in calls]},
+        *[{"role": "tool", "tool_name": c.function.name, "content": "1 unit"} for c in calls],
+    ]
+    parts = client.chat(model="llama3.2", messages=turn, tools=TOOLS, stream=True)
+    text = "".join(p.message.content or "" for p in parts)
+
+    _, answer_span = otel.inference_spans()
+    (answer,) = json.loads(answer_span.attributes["gen_ai.output.messages"])
+    assert [p for p in answer["parts"] if p["type"] == "text"] == [
+        {"type": "text", "content": text}
+    ]
