@@ -98,7 +98,7 @@ class TapState:
         headers: Mapping[str, str],
         framing: Framing = "sse",
     ) -> None:
-        """``framing``: how a stream's events are framed (``eventstream``: AWS binary)."""
+        """``framing``: how a stream's events are framed (``sse``, ``eventstream``, ``ndjson``)."""
         self._at = time.monotonic()
         self._read_at: float | None = None
         self._first_at = 0.0
