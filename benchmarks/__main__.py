@@ -32,10 +32,16 @@ from typing import Any
 
 from ._cases import CASES, NON_LLM, RAW, Case
 from ._e2e import measure
-from ._history import history_table, measure_history, measure_shared_ids, shared_ids_table
+from ._history import (
+    history_growth,
+    history_table,
+    measure_history,
+    measure_shared_ids,
+    shared_ids_table,
+)
 from ._memory import concurrent_streams, sequential_turns
 from ._otel import Toggle
-from ._parsers import Stream, corpus_streams, measure_parsers
+from ._parsers import Stream, corpus_streams, fast_path_gains, measure_parsers
 from ._profile import profile_case
 from ._report import README_BEGIN, README_END, machine, readme_section, tables, targets
 from ._sim import SimProcess
@@ -178,10 +184,12 @@ def main(argv: list[str] | None = None) -> int:
                     streams = _recorded(sim.url)[0]
             budget = 0.02 if args.smoke else 0.4
             out["parsers"] = measure_parsers(streams + corpus_streams(), budget)
+            out["fast_paths"] = fast_path_gains(out["parsers"])
         if "memory" not in args.skip:
             _memory(args, toggle, out)
         if "history" not in args.skip:
             out["history"] = measure_history(20 if args.smoke else 200)
+            out["history_growth"] = history_growth(out["history"])
             out["shared_ids"] = measure_shared_ids(20 if args.smoke else 200)
         if args.profile is not None or _full(args):
             out["profiles"] = _profiles(args, toggle)

@@ -1,7 +1,7 @@
 """Long conversations: what tooltap adds per request as the re-sent history grows.
 
-Each request re-sends the whole history (``long_history_request``: 50, 100, 200 answered
-turns, ~500 KB at 200) and carries one new result. What tooltap adds per request there is
+Each request re-sends the whole history (``long_history_request``: 10, 50, 100, 200
+answered turns, ~500 KB at 200) and carries one new result. What tooltap adds per request there is
 its request-side step: read the request (declared tools, tool_choice, the new results
 after the last model turn and the calls they answer) and account the new results. The
 rest of what it does per request does not depend on the history. Medians, in ms:
@@ -11,7 +11,9 @@ rest of what it does per request does not depend on the history. Medians, in ms:
 * ``from bytes``: the step of an httpx-only app, which must decode the serialized body.
 
 The SDK's own serialization of such a history is tens of milliseconds on a loaded
-machine, so an end-to-end difference would be noise at this scale.
+machine, so an end-to-end difference would be noise at this scale. ``history_growth``
+says how flat the step is: what it adds at 200 turns beyond what it adds at 10 (the
+conversation's fingerprint, the read back from the end and the accounting included).
 
 ``measure_shared_ids`` is the other cost that could grow with traffic: servers that number
 calls ``call_0`` in every response leave many open calls under one id, one per
@@ -40,9 +42,16 @@ from tooltap._telemetry.telemetry import get_telemetry
 from ._cases import long_history_request
 from ._report import _table
 
-__all__ = ["LENGTHS", "history_table", "measure_history", "measure_shared_ids", "shared_ids_table"]
+__all__ = [
+    "LENGTHS",
+    "history_growth",
+    "history_table",
+    "measure_history",
+    "measure_shared_ids",
+    "shared_ids_table",
+]
 
-LENGTHS = (50, 100, 200)
+LENGTHS = (10, 50, 100, 200)
 #: Open calls sharing one id, and how many of them each measure answers.
 SHARED = (10, 1_000, 10_000)
 _ANSWERED = 200
@@ -86,12 +95,24 @@ def measure_history(rounds: int = 200) -> list[dict[str, Any]]:
     return rows
 
 
+def history_growth(rows: list[dict[str, Any]]) -> dict[str, float]:
+    """The SDK step at the fewest and the most turns measured, and the difference (ms)."""
+    first, last = rows[0], rows[-1]
+    return {"turns_from": first["turns"], "turns_to": last["turns"],
+            "from_ms": first["added_ms"], "to_ms": last["added_ms"],
+            "growth_ms": last["added_ms"] - first["added_ms"]}  # fmt: skip
+
+
 def history_table(rows: list[dict[str, Any]]) -> str:
-    """The long-conversation table (Markdown)."""
+    """The long-conversation table (Markdown), and how much the SDK step grows."""
     header = ["turns", "history KB", "added ms per request (SDK)", "from bytes ms (httpx only)"]
     body = [[str(r["turns"]), f"{r['history_kb']:.0f}", f"{r['added_ms']:.3f}",
              f"{r['from_bytes_ms']:.2f}"] for r in rows]  # fmt: skip
-    return "### Long conversations (one new result per request)\n\n" + _table(header, body)
+    growth = history_growth(rows)
+    note = (f"\n\nFrom {growth['turns_from']:.0f} to {growth['turns_to']:.0f} turns the SDK "
+            f"step goes from {growth['from_ms']:.3f} to {growth['to_ms']:.3f} ms "
+            f"({growth['growth_ms']:+.3f} ms).")  # fmt: skip
+    return "### Long conversations (one new result per request)\n\n" + _table(header, body) + note
 
 
 def measure_shared_ids(answered: int = _ANSWERED) -> list[dict[str, Any]]:

@@ -8,18 +8,25 @@ workload's streams recorded from the simulator, and the recorded provider corpus
 from __future__ import annotations
 
 import json
+import os
 import time
 from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Final
 
 from tooltap._core.dialects import dialect as dialect_of
 from tooltap._core.model import Limits
 from tooltap._core.sse import SSEEvent, SSEParser
+from tooltap._core.stream import FAST_PATHS_ENV
 from tooltap.core import StreamParser
 
-__all__ = ["Stream", "corpus_streams", "measure_parsers"]
+__all__ = ["Stream", "corpus_streams", "fast_path_gains", "measure_parsers"]
+
+#: The StreamParser rows with the dialects' fast paths on, and off (``TOOLTAP_FAST_PATHS=0``).
+FAST_PATHS: Final = "tooltap StreamParser"
+FULL_PATH: Final = "tooltap StreamParser (full path)"
 
 _CORPUS = Path(__file__).resolve().parent.parent / "tests" / "fixtures" / "corpus"
 _FOLDERS = {
@@ -76,6 +83,20 @@ def _best(run: Callable[[], object], budget: float) -> float:
     return best
 
 
+@contextmanager
+def _fast_paths(on: bool) -> Iterator[None]:
+    """``TOOLTAP_FAST_PATHS`` unset (on) or ``0`` (off) while a parser is made."""
+    before = os.environ.pop(FAST_PATHS_ENV, None)
+    if not on:
+        os.environ[FAST_PATHS_ENV] = "0"
+    try:
+        yield
+    finally:
+        os.environ.pop(FAST_PATHS_ENV, None)
+        if before is not None:
+            os.environ[FAST_PATHS_ENV] = before
+
+
 def _events_of(body: tuple[bytes, ...]) -> list[SSEEvent]:
     parser = SSEParser()
     events = [e for chunk in body for e in parser.feed(chunk)]
@@ -104,9 +125,8 @@ def _ours(stream: Stream) -> dict[str, Callable[[], object]]:
     def full(fast: bool) -> Callable[[], object]:
         def run() -> None:
             for body in bodies:
-                parser = StreamParser(dialect)
-                if not fast:
-                    parser._fast = None  # every event through SSE events and JSON
+                with _fast_paths(fast):  # off: every event through SSE events and JSON
+                    parser = StreamParser(dialect)
                 for chunk in body:
                     parser.feed(chunk)
                 parser.close()
@@ -116,8 +136,8 @@ def _ours(stream: Stream) -> dict[str, Callable[[], object]]:
     return {
         "tooltap SSEParser": sse,
         "tooltap reducer (decoded events)": reducer,
-        "tooltap StreamParser (full path)": full(False),
-        "tooltap StreamParser": full(True),
+        FULL_PATH: full(False),
+        FAST_PATHS: full(True),
     }
 
 
@@ -185,3 +205,24 @@ def measure_parsers(streams: list[Stream], budget: float) -> list[dict[str, Any]
                 }
             )
     return rows
+
+
+def fast_path_gains(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Per stream and dialect with a fast path: µs/event with the fast paths on and off
+    (``TOOLTAP_FAST_PATHS=0``), and how many times faster on is."""
+    by_key = {(r["stream"], r["dialect"], r["decoder"]): r for r in rows}
+    gains = []
+    for (stream, dialect, decoder), on in by_key.items():
+        off = by_key.get((stream, dialect, FULL_PATH))
+        if decoder != FAST_PATHS or off is None or not hasattr(dialect_of(dialect).reducer, "fast"):
+            continue
+        gains.append(
+            {
+                "stream": stream,
+                "dialect": dialect,
+                "on_us_per_event": on["us_per_event"],
+                "off_us_per_event": off["us_per_event"],
+                "speedup": off["us_per_event"] / on["us_per_event"],
+            }
+        )
+    return gains

@@ -340,6 +340,21 @@ def tables(results: dict[str, Any]) -> str:
         header = ["stream", "dialect", "decoder", "MB/s", "k events/s", "µs/event"]
         out.append("\n### Parser micro-benchmark (CPU, best run)\n")
         out.append(_table(header, rows))
+    gains = results.get("fast_paths")
+    if gains:
+        rows = [
+            [
+                g["stream"],
+                g["dialect"],
+                _num(g["on_us_per_event"], ".2f"),
+                _num(g["off_us_per_event"], ".2f"),
+                _num(g["speedup"], ".1f"),
+            ]
+            for g in gains
+        ]
+        header = ["stream", "dialect", "on µs/event", "off µs/event", "times faster on"]
+        out.append("\n### Fast paths on and off (`TOOLTAP_FAST_PATHS=0`), StreamParser\n")
+        out.append(_table(header, rows))
     memory = results.get("memory")
     if memory:
         out.append("\n### Memory\n")

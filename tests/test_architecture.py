@@ -1,220 +1,172 @@
-"""The package's layer contract and import graph, checked over every module's source.
+"""The package's import contracts (import-linter, declared in ``pyproject.toml``) and where
+dialects are named.
 
-Layers, bottom up: ``_core`` < ``_telemetry`` < ``_patch`` < ``instrumentor``. The harness
-(``_runner``) stands on ``_core`` and ``_telemetry`` only; the simulator on ``_core`` only.
-``_quietly`` and ``_forks`` are leaves every module may import. The public modules (``tooltap``,
-``tooltap.core``, ``tooltap.harness``) re-export; the demo and the command line sit on top.
-
-Every import counts, including imports inside functions and under ``TYPE_CHECKING``:
-an import that only type checkers run still ties the two modules together.
+Layers, bottom up: the leaves ``_quietly`` and ``_forks`` (every module may import them),
+``_core`` (sans-I/O), ``_telemetry``, ``_patch`` and the harness's ``_runner``, then
+``instrumentor``, the simulator and the public re-exports, the demo and the command line.
+The contracts are checked on grimp's graph of the installed package: every import counts,
+inside functions and under ``TYPE_CHECKING`` too, and no module may sit in an import cycle.
 """
 
 from __future__ import annotations
 
 import ast
-from collections.abc import Iterator, Mapping
+import copy
+import re
 from pathlib import Path
+from typing import Any
 
+import grimp
 import pytest
+from importlinter import api
+from importlinter.contracts.acyclic_siblings import AcyclicSiblingsContract
+from importlinter.contracts.forbidden import ForbiddenContract
+from importlinter.contracts.layers import LayersContract
 
 import tooltap
 from tooltap._core.dialects import DIALECTS
 
 ROOT = Path(tooltap.__file__).parent
-
-#: Leaves every module may import (containment, fork safety); they import nothing of tooltap.
-LEAVES = frozenset({"_quietly", "_forks"})
-#: component -> the components its modules may import (besides itself and the leaves).
-ALLOWED: Mapping[str, frozenset[str]] = {
-    "_quietly": frozenset(),
-    "_forks": frozenset(),
-    "_core": frozenset(),
-    "_telemetry": frozenset({"_core"}),
-    "_patch": frozenset({"_core", "_telemetry"}),
-    "instrumentor": frozenset({"_core", "_telemetry", "_patch"}),
-    "_runner": frozenset({"_core", "_telemetry"}),
-    "simulator": frozenset({"_core"}),
-    "core": frozenset({"_core"}),
-    "harness": frozenset({"_core", "_runner"}),
-    "tooltap": frozenset({"_core", "_telemetry", "instrumentor", "core", "harness"}),
-    "_demo": frozenset({"tooltap", "core", "harness", "simulator", "_telemetry"}),
-    "_cli": frozenset({"tooltap", "_demo"}),
-    "__main__": frozenset({"_cli"}),
+PYPROJECT = Path(__file__).parent.parent / "pyproject.toml"
+_TYPES: dict[str, Any] = {
+    "layers": LayersContract,
+    "forbidden": ForbiddenContract,
+    "acyclic_siblings": AcyclicSiblingsContract,
 }
+_CONFIG = api.read_configuration(str(PYPROJECT))
+GRAPH = grimp.build_graph("tooltap", include_external_packages=True, cache_dir=None)
 
 
-def module_name(path: Path) -> str:
-    parts = list(path.relative_to(ROOT.parent).with_suffix("").parts)
-    if parts[-1] == "__init__":
-        parts.pop()
-    return ".".join(parts)
+def contracts() -> list[Any]:
+    """The contracts of ``pyproject.toml``."""
+    return [
+        _TYPES[options["type"]](
+            name=options["name"],
+            session_options=_CONFIG["session_options"],
+            contract_options=options,
+        )
+        for options in _CONFIG["contracts_options"]
+    ]
 
 
-def component(module: str) -> str:
-    """``tooltap._patch.httpx_tap`` -> ``_patch``; the root package is ``tooltap``."""
-    parts = module.split(".")
-    return parts[1] if len(parts) > 1 else parts[0]
+def broken(graph: grimp.ImportGraph) -> list[str]:
+    """The names of the contracts ``graph`` breaks."""
+    return [c.name for c in contracts() if not c.check(copy.deepcopy(graph), verbose=False).kept]
 
 
-def imports(source: str, module: str, is_package: bool) -> Iterator[tuple[int, str]]:
-    """``(line, target)`` of every ``tooltap`` import in ``source``, relative ones resolved.
-
-    ``from .pkg import name`` yields ``...pkg.name`` (the caller keeps it only if that is
-    a module, else falls back to ``...pkg``).
-    """
-    package = module if is_package else module.rpartition(".")[0]
-    for node in ast.walk(ast.parse(source)):
-        if isinstance(node, ast.Import):
-            for alias in node.names:
-                yield node.lineno, alias.name
-        elif isinstance(node, ast.ImportFrom):
-            if node.level:
-                base = package.split(".")
-                base = base[: len(base) - node.level + 1]
-                target = ".".join([*base, node.module] if node.module else base)
-            else:
-                target = node.module or ""
-            for alias in node.names:
-                yield node.lineno, f"{target}.{alias.name}"
-
-
-def graph(sources: Mapping[str, tuple[str, bool]]) -> dict[str, dict[str, int]]:
-    """module -> {imported tooltap module: first line}, over ``{module: (source, is_package)}``."""
-    edges: dict[str, dict[str, int]] = {}
-    for module, (source, is_package) in sources.items():
-        found = edges.setdefault(module, {})
-        for line, target in imports(source, module, is_package):
-            while target and target not in sources:  # ``from .pkg import name``: the name
-                target = target.rpartition(".")[0]
-            if target.startswith("tooltap") and target != module:
-                found.setdefault(target, line)
-    return edges
-
-
-def layer_violations(edges: Mapping[str, Mapping[str, int]]) -> list[str]:
-    found = []
-    for module, targets in sorted(edges.items()):
-        mine = component(module)
-        allowed = ALLOWED.get(mine)
-        if allowed is None:
-            found.append(f"{module}: component {mine!r} has no place in the layer contract")
-            continue
-        for target, line in sorted(targets.items()):
-            theirs = component(target)
-            if theirs not in allowed | {mine} | LEAVES:
-                found.append(f"{module}:{line} imports {target} ({mine} may not use {theirs})")
-    return found
-
-
-def cycles(edges: Mapping[str, Mapping[str, int]]) -> frozenset[frozenset[str]]:
-    """The strongly connected components of more than one module (Tarjan)."""
-    index: dict[str, int] = {}
-    low: dict[str, int] = {}
-    stack: list[str] = []
-    on_stack: set[str] = set()
-    found: set[frozenset[str]] = set()
-
-    def visit(node: str) -> None:
-        index[node] = low[node] = len(index)
-        stack.append(node)
-        on_stack.add(node)
-        for succ in edges.get(node, {}):
-            if succ not in index:
-                visit(succ)
-                low[node] = min(low[node], low[succ])
-            elif succ in on_stack:
-                low[node] = min(low[node], index[succ])
-        if low[node] == index[node]:
-            members = set()
-            while True:
-                member = stack.pop()
-                on_stack.discard(member)
-                members.add(member)
-                if member == node:
-                    break
-            if len(members) > 1:
-                found.add(frozenset(members))
-
-    for node in sorted(edges):
-        if node not in index:
-            visit(node)
-    return frozenset(found)
-
-
-def package_sources() -> dict[str, tuple[str, bool]]:
-    return {
-        module_name(path): (path.read_text(encoding="utf-8"), path.name == "__init__.py")
-        for path in sorted(ROOT.rglob("*.py"))
-    }
-
-
-EDGES = graph(package_sources())
+def with_import(importer: str, imported: str) -> grimp.ImportGraph:
+    graph = copy.deepcopy(GRAPH)
+    graph.add_import(importer=importer, imported=imported, line_number=1, line_contents="import")
+    return graph
 
 
 def test_the_graph_covers_the_package() -> None:
-    assert len(EDGES) >= 60
-    assert "tooltap._quietly" in EDGES["tooltap._patch.httpx_tap"]
-    assert "tooltap._telemetry.semconv" in EDGES["tooltap._patch.exchange"]  # from .. import x
+    assert len([m for m in GRAPH.modules if m.startswith("tooltap")]) >= 60
+    assert len(contracts()) >= 8
+    assert "tooltap._quietly" in GRAPH.find_modules_directly_imported_by("tooltap._patch.httpx_tap")
+    lazy = GRAPH.find_modules_directly_imported_by("tooltap._patch.aiohttp_tap")
+    assert "aiohttp" in lazy  # imports inside functions count
 
 
-def test_every_module_keeps_to_its_layer() -> None:
-    assert layer_violations(EDGES) == []
+def test_every_module_keeps_its_contracts() -> None:
+    assert broken(GRAPH) == []
 
 
-def test_no_import_cycles_beyond_the_known_ones() -> None:
-    assert cycles(EDGES) == frozenset()
+def cycles(graph: grimp.ImportGraph) -> list[tuple[str, str]]:
+    """Every import ``(a, b)`` of tooltap modules where ``b`` leads back to ``a``."""
+    return [
+        (a, b)
+        for a in sorted(m for m in graph.modules if m.startswith("tooltap"))
+        for b in sorted(graph.find_modules_directly_imported_by(a))
+        if b.startswith("tooltap") and graph.chain_exists(importer=b, imported=a)
+    ]
+
+
+def test_no_module_is_in_an_import_cycle() -> None:
+    """A package and its own modules too (the contracts' cycle check compares siblings)."""
+    assert cycles(GRAPH) == []
+
+
+def _imports(module: str) -> set[str]:
+    """The tooltap modules ``module`` imports itself."""
+    return {m for m in GRAPH.find_modules_directly_imported_by(module) if m.startswith("tooltap")}
+
+
+def test_the_transport_taps_never_import_the_sdk_layer() -> None:
+    """The SDK wrappers sit above the taps: a tap shares only the exchange with them."""
+    sdk = {"sdk_call", "sdk_request", "sdk_stream", "sdk_openai", "sdk_anthropic", "sdk_google"}
+    for tap in ("aiohttp_tap", "httpx_tap", "exchange", "tap_stream", "tap_proxy"):
+        imported = {t.rsplit(".", 1)[-1] for t in _imports(f"tooltap._patch.{tap}")}
+        assert imported.isdisjoint(sdk), tap
+
+
+def test_settlement_is_pure() -> None:
+    assert _imports("tooltap._telemetry.settlement") == set()
 
 
 def test_the_quietly_leaf_imports_nothing_from_tooltap() -> None:
-    assert EDGES["tooltap._quietly"] == {}
+    assert _imports("tooltap._quietly") == set()
 
 
-def _sources(**modules: str) -> dict[str, tuple[str, bool]]:
-    return {name.replace("__", "."): (src, False) for name, src in modules.items()}
+def test_the_cycle_check_finds_a_package_importing_its_importer() -> None:
+    graph = with_import("tooltap._core.dialects.anthropic", "tooltap._core.dialects")
+    assert ("tooltap._core.dialects.anthropic", "tooltap._core.dialects") in cycles(graph)
+
+
+def test_the_source_imports_nothing_by_name_at_run_time() -> None:
+    """The graph sees every edge: only optional exporters are imported by a computed name."""
+    found = [
+        str(path.relative_to(ROOT))
+        for path in sorted(ROOT.rglob("*.py"))
+        if re.search(r"\bimport_module\(|__import__\(", path.read_text(encoding="utf-8"))
+    ]
+    assert found == ["_telemetry/export.py"]
 
 
 @pytest.mark.parametrize(
-    ("module", "source"),
+    ("importer", "imported", "contract"),
     [
-        ("tooltap._core.model", "from .._telemetry import semconv"),
-        ("tooltap._core.model", "from tooltap._patch.httpx_tap import install"),
-        ("tooltap._telemetry.semconv", "from .._patch import httpx_tap"),
-        ("tooltap._runner.run", "def f():\n    from .._patch import httpx_tap"),
-        ("tooltap._runner.run", "from tooltap import instrumentor"),
-        ("tooltap.simulator._engine", "import tooltap._telemetry.semconv"),
-        ("tooltap._core.model", "import tooltap"),
+        ("tooltap._core.model", "tooltap._telemetry.semconv", "Layers"),
+        ("tooltap._core.model", "tooltap._patch.httpx_tap", "Layers"),
+        ("tooltap._telemetry.semconv", "tooltap._patch.httpx_tap", "Layers"),
+        ("tooltap._runner.run", "tooltap._patch.httpx_tap", "Layers"),
+        ("tooltap._runner.run", "tooltap.instrumentor", "Layers"),
+        ("tooltap._patch.exchange", "tooltap._runner.run", "Layers"),
+        ("tooltap._quietly", "tooltap._core.model", "Layers"),
+        ("tooltap._core.model", "tooltap", "Layers"),
+        ("tooltap.simulator._engine", "tooltap._telemetry.semconv", "The simulator"),
+        ("tooltap.core", "tooltap._runner.run", "The simulator"),
+        ("tooltap._core.model", "httpx", "The core is sans-I/O"),
+        ("tooltap._core.sse", "opentelemetry", "The core is sans-I/O"),
+        ("tooltap._core.sse", "wrapt", "The core is sans-I/O"),
+        ("tooltap._core.sse", "asyncio", "The core is sans-I/O"),
+        ("tooltap._core.sse", "socket", "The core is sans-I/O"),
+        ("tooltap.harness", "tooltap._telemetry.semconv", "tooltap.harness"),
+        ("tooltap._demo.run", "tooltap._patch.httpx_tap", "The demo"),
+        ("tooltap._cli", "tooltap._core.model", "The command line"),
+        ("tooltap", "tooltap._patch.httpx_tap", "The root package"),
+        ("tooltap", "tooltap._runner", "The root package"),
+        ("tooltap._core.sse", "tooltap._core.dialects.anthropic", "No import cycles"),
+        ("tooltap._telemetry.semconv", "tooltap._telemetry.operation", "No import cycles"),
     ],
 )
-def test_the_layer_check_catches_violations(module: str, source: str) -> None:
-    packages = {"tooltap", "tooltap._telemetry", "tooltap._patch"}
-    modules = {"tooltap._telemetry.semconv", "tooltap._patch.httpx_tap", "tooltap.instrumentor"}
-    sources = {m: ("", m in packages) for m in packages | modules} | {module: (source, False)}
-    assert layer_violations(graph(sources))
+def test_the_contracts_catch_violations(importer: str, imported: str, contract: str) -> None:
+    found = broken(with_import(importer, imported))
+    assert [name for name in found if name.startswith(contract)], found
 
 
-def test_the_layer_check_allows_the_leaf_and_lower_layers() -> None:
-    sources = _sources(
-        tooltap___quietly="",
-        tooltap___core__model="from .._quietly import quietly",
-        tooltap___telemetry__semconv="from .._core.model import Limits",
-        tooltap___patch__tap="from .._telemetry import semconv\nfrom .._core import model",
-    )
-    assert layer_violations(graph(sources)) == []
-
-
-def test_the_cycle_check_finds_direct_and_indirect_cycles() -> None:
-    sources = _sources(
-        tooltap__a="from . import b",
-        tooltap__b="from .c import x",
-        tooltap__c="from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from .a import A",
-        tooltap__d="import tooltap.e",
-        tooltap__e="import tooltap.d",
-        tooltap__f="import tooltap.a",
-    )
-    assert cycles(graph(sources)) == {
-        frozenset({"tooltap.a", "tooltap.b", "tooltap.c"}),
-        frozenset({"tooltap.d", "tooltap.e"}),
-    }
+@pytest.mark.parametrize(
+    ("importer", "imported"),
+    [
+        ("tooltap._core.model", "tooltap._quietly"),
+        ("tooltap._core.model", "json"),
+        ("tooltap._telemetry.semconv", "tooltap._core.model"),
+        ("tooltap._patch.httpx_tap", "tooltap._telemetry.semconv"),
+        ("tooltap._demo.run", "tooltap.simulator"),
+    ],
+)
+def test_the_contracts_allow_the_leaves_and_lower_layers(importer: str, imported: str) -> None:
+    assert broken(with_import(importer, imported)) == []
 
 
 #: Where a dialect's name may be spelt: its own modules and the table (``_core/dialects``);

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from benchmarks._parsers import FAST_PATHS, FULL_PATH, fast_path_gains
 from benchmarks._report import README_BEGIN, README_END, readme_section, tables, targets
 
 
@@ -82,3 +83,27 @@ def test_every_case_reaches_the_table_and_the_readme_section() -> None:
     for case in CASES:
         assert f"| {case['case']} |" in section and f"| {case['case']} |" in text
     assert "| inconclusive |" in section and "| MISSED |" in section and "abc1234" in section
+
+
+def _parser_row(dialect: str, decoder: str, us_per_event: float) -> dict[str, Any]:
+    return {"stream": "corpus", "dialect": dialect, "decoder": decoder, "bytes": 1000,
+            "events": 10, "mb_per_s": 1.0, "events_per_s": 1e6 / us_per_event,
+            "us_per_event": us_per_event}  # fmt: skip
+
+
+def test_the_fast_path_figure_is_computed_from_the_parser_rows() -> None:
+    rows = [
+        _parser_row("openai.chat", FULL_PATH, 6.0),
+        _parser_row("openai.chat", FAST_PATHS, 2.0),
+        _parser_row("openai.chat", "openai SSEDecoder + json", 9.0),
+        _parser_row("google.genai", FULL_PATH, 5.0),  # no fast path: no figure
+        _parser_row("google.genai", FAST_PATHS, 5.0),
+    ]
+    (gain,) = fast_path_gains(rows)
+    assert gain["dialect"] == "openai.chat" and gain["speedup"] == 3.0
+    assert (gain["on_us_per_event"], gain["off_us_per_event"]) == (2.0, 6.0)
+    text = tables({"cases": CASES, "targets": targets(CASES), "fast_paths": [gain]})
+    assert (
+        "### Fast paths on and off" in text
+        and "| corpus | openai.chat | 2.00 | 6.00 | 3.0 |" in text
+    )

@@ -60,6 +60,12 @@ def test_smoke_run_produces_figures_for_every_case(tmp_path: Path) -> None:
     assert all(
         _positive(p["mb_per_s"]) and _positive(p["events_per_s"]) for p in results["parsers"]
     )
+    gains = {(g["stream"], g["dialect"]): g for g in results["fast_paths"]}
+    assert set(gains) == {  # every dialect with a fast path, on both streams
+        (s, d) for s in ("workload", "corpus") for d in DIALECTS - {"google.genai"}
+    }
+    assert all(_positive(g["speedup"]) for g in gains.values())
+    assert "### Fast paths on and off" in run.stdout
 
     turns = results["memory"]["sequential"]
     assert turns["turns"] >= 200 and len(turns["samples"]) >= 5

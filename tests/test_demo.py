@@ -21,7 +21,7 @@ def test_demo_runs_every_scenario_and_reports_each_call_id() -> None:
     assert proc.returncode == 0, proc.stdout + proc.stderr
     out, progress = proc.stdout, proc.stderr
     assert "UNEXPECTED" not in progress
-    assert re.search(r"\[20/20\]", progress)
+    assert re.search(r"\[21/21\]", progress)
     found = re.findall(
         r"^(\S.*?)\s{2,}(openai|anthropic|gcp\.\w+)\s+lookup_demo_value\s+(\S+(?: id\))?)"
         r"\s+(\w+(?: \(\w+\))?)\s+(never a call|\d+\.\d ms(?: until flush)?)",

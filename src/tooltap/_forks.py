@@ -15,11 +15,12 @@ import os
 import threading
 import weakref
 from collections.abc import Callable
+from typing import Any
 
-__all__ = ["in_child", "new_lock"]
+__all__ = ["OwnedLock", "holding_lock", "in_child", "new_lock", "new_rlock"]
 
 _log = logging.getLogger("tooltap")
-_locks: weakref.WeakSet[threading.Lock] = weakref.WeakSet()
+_locks: weakref.WeakSet[Any] = weakref.WeakSet()
 _hooks: list[Callable[[], None]] = []
 
 
@@ -30,6 +31,50 @@ def new_lock() -> threading.Lock:
     return lock
 
 
+def new_rlock() -> threading.RLock:
+    """A ``threading.RLock`` that is free again in a forked child."""
+    lock = threading.RLock()
+    _locks.add(lock)
+    return lock
+
+
+#: Per thread: how many ``OwnedLock``s it holds or is entering or leaving.
+_held = threading.local()
+
+
+class OwnedLock:
+    """A lock (a context manager) free again in a forked child, whose holders are known:
+    code that may run inside a holder's critical section (a signal handler interrupting it)
+    asks ``holding_lock`` instead of waiting on its own thread."""
+
+    __slots__ = ("__weakref__", "_lock")
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        _locks.add(self)
+
+    def __enter__(self) -> None:
+        _held.depth = getattr(_held, "depth", 0) + 1  # before acquiring: a signal may land
+        self._lock.acquire()
+
+    def __exit__(self, *exc: object) -> None:
+        self._lock.release()
+        _held.depth -= 1
+
+    def acquire(self, blocking: bool = True, timeout: float = -1) -> bool:
+        """``threading.Lock.acquire``, outside ``with`` (not counted by ``holding_lock``)."""
+        return self._lock.acquire(blocking, timeout)
+
+    def _at_fork_reinit(self) -> None:
+        self._lock._at_fork_reinit()  # type: ignore[attr-defined]
+
+
+def holding_lock() -> bool:
+    """Whether this thread holds an ``OwnedLock``, or is entering or leaving one (maybe
+    interrupted there by the signal handler asking); a False answer is always right."""
+    return bool(getattr(_held, "depth", 0))
+
+
 def in_child(hook: Callable[[], None]) -> Callable[[], None]:
     """Run ``hook`` in every forked child, after the locks are reset (a decorator)."""
     _hooks.append(hook)
@@ -37,8 +82,9 @@ def in_child(hook: Callable[[], None]) -> Callable[[], None]:
 
 
 def _after_fork_in_child() -> None:
+    _held.depth = 0
     for lock in list(_locks):
-        lock._at_fork_reinit()  # type: ignore[attr-defined]
+        lock._at_fork_reinit()
     for hook in _hooks:
         try:
             hook()

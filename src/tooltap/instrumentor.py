@@ -4,21 +4,26 @@
 ``instrument`` checks its options (``tooltap.Config``) and builds one ``Telemetry`` on the
 given providers, else the global ones (never setting any); only with ``export=True`` /
 ``TOOLTAP_EXPORT=1`` on private providers of its own (``_telemetry.export``). It then
-installs the transport tap and the SDK-layer patches lazily (post-import hooks: nothing
-is imported here). Setup never raises: ``opentelemetry-instrument`` re-raises any
-non-ImportError from an instrumentor, so a failure is logged and tooltap stays off.
+installs every ``PatchSet`` of ``PATCH_SETS``, the transport taps and the SDK-layer
+patches, lazily (post-import hooks: no library is imported here). Setup never raises:
+``opentelemetry-instrument`` re-raises any non-ImportError from an instrumentor, so a
+failure is logged and tooltap stays off.
 The one exception is strict mode (``TOOLTAP_STRICT_CONFIG=1`` or ``strict=True``), where
 an unknown or invalid option raises ``ConfigError`` and nothing is installed.
+
+``instrument`` and ``uninstrument`` run one at a time, from any thread. Uninstrumenting
+deactivates the telemetry first, then retires it (``Telemetry.retire``): a response
+tapped in between records into a telemetry that ends everything at once. The exit hook
+ends every open span within ``SHUTDOWN_TIMEOUT`` in total, whatever the span processor does.
 """
 
 from __future__ import annotations
 
 import atexit
-import importlib
 import logging
 import os
 from collections.abc import Collection, Iterable
-from types import ModuleType
+from functools import partial
 from typing import Any, Final
 
 from opentelemetry.instrumentation.dependencies import get_dependency_conflicts
@@ -26,8 +31,19 @@ from opentelemetry.instrumentation.instrumentor import (  # type: ignore[attr-de
     BaseInstrumentor,
 )
 
-from ._patch import httpx_tap, tap_stream
-from ._quietly import quietly, report
+from ._forks import holding_lock, new_rlock
+from ._patch import (
+    aiohttp_tap,
+    httpx_tap,
+    sdk_anthropic,
+    sdk_botocore,
+    sdk_cohere,
+    sdk_google,
+    sdk_openai,
+    tap_stream,
+)
+from ._patch.patchset import PatchSet
+from ._quietly import quietly
 from ._telemetry import export
 from ._telemetry.config import (
     OPTION_NAMES,
@@ -57,36 +73,28 @@ _OTHER_OPTIONS: Final = frozenset(
         "strict",
     }
 )
-#: The SDK majors whose retry funnels the SDK-layer patches know (the oldest ones are
-#: tested in a venv of their own: ``scripts/test-old-sdks``).
-SUPPORTED_SDKS: Final = ("openai >= 2.0, < 4", "anthropic >= 1.0, < 3", "google-genai >= 2.0, < 4")
-#: SDK-layer patch modules (each with ``install(tel)`` / ``uninstall()``), imported if present.
-_SDK_PATCHES: Final = (
-    "sdk_openai",
-    "sdk_anthropic",
-    "sdk_google",
-    "sdk_botocore",
-    "sdk_cohere",
-    "aiohttp_tap",
+#: Every patch tooltap installs: the transport taps, then the SDK layer. Adding a patch
+#: target is one ``Patch`` in its module's set; a new patch module, one entry here.
+PATCH_SETS: Final[tuple[PatchSet, ...]] = (
+    httpx_tap.PATCHES,
+    sdk_openai.PATCHES,
+    sdk_anthropic.PATCHES,
+    sdk_google.PATCHES,
+    sdk_botocore.PATCHES,
+    sdk_cohere.PATCHES,
+    aiohttp_tap.PATCHES,
 )
+#: The SDK ranges whose retry funnels the SDK-layer patches know (the oldest ones are
+#: tested in a venv of their own: ``scripts/test-old-sdks``).
+SUPPORTED_SDKS: Final = tuple(p.requirement for p in PATCH_SETS if p.requirement)
 _atexit_registered = False
+#: One instrument()/uninstrument() at a time (reentrant: a signal handler may call one).
+_switch = new_rlock()
 
 
 def _disabled_by_env() -> bool:
     names = {n.strip() for n in os.environ.get(DISABLED_ENV, "").split(",")}
     return ENTRY_POINT_NAME in names or "*" in names
-
-
-def _sdk_patches() -> list[ModuleType]:
-    modules = []
-    for name in _SDK_PATCHES:
-        try:
-            modules.append(importlib.import_module(f"{__package__}._patch.{name}"))
-        except ImportError:
-            _log.debug("tooltap: patch module %s not available", name)
-        except Exception as exc:  # noqa: BLE001 - one broken patch must not disable the rest
-            report(exc, "instrumentor")
-    return modules
 
 
 def _providers(tracer_provider: Any, meter_provider: Any, config: Config) -> tuple[Any, Any]:
@@ -111,7 +119,7 @@ def _providers(tracer_provider: Any, meter_provider: Any, config: Config) -> tup
 def _at_exit() -> None:
     tel = get_telemetry()
     if tel is not None:
-        quietly(tel.end_open)
+        export.bounded(partial(tel.end_open), export.exit_deadline(), wait=not holding_lock())
 
 
 def _config(options: dict[str, Any]) -> Config:
@@ -144,11 +152,8 @@ def _install(
         listeners=listeners,
     )
     set_telemetry(tel)
-    httpx_tap.install()
-    for module in _sdk_patches():
-        install = getattr(module, "install", None)
-        if callable(install):
-            quietly(install, tel)
+    for patches in PATCH_SETS:
+        quietly(patches.install)  # one broken patch must not disable the rest
     if not _atexit_registered:
         atexit.register(_at_exit)
         _atexit_registered = True
@@ -156,15 +161,12 @@ def _install(
 
 def _uninstall() -> None:
     tel = get_telemetry()
+    set_telemetry(None)  # every wrapper passes through from here on
     quietly(tap_stream.settle_all)  # bodies in flight record nothing more
+    for patches in PATCH_SETS:
+        quietly(patches.uninstall)
     if tel is not None:
-        quietly(tel.end_open)
-    httpx_tap.uninstall()
-    for module in _sdk_patches():
-        uninstall = getattr(module, "uninstall", None)
-        if callable(uninstall):
-            quietly(uninstall)
-    set_telemetry(None)
+        quietly(tel.retire)
 
 
 class TooltapInstrumentor(BaseInstrumentor):  # type: ignore[misc]
@@ -205,6 +207,16 @@ class TooltapInstrumentor(BaseInstrumentor):  # type: ignore[misc]
     def _uninstrument(self, **kwargs: Any) -> None:
         quietly(_uninstall)
 
+    def instrument(self, **kwargs: Any) -> None:
+        """``BaseInstrumentor.instrument``, one call at a time."""
+        with _switch:
+            super().instrument(**kwargs)
+
+    def uninstrument(self, **kwargs: Any) -> None:
+        """``BaseInstrumentor.uninstrument``, one call at a time."""
+        with _switch:
+            super().uninstrument(**kwargs)
+
 
 def instrument(
     tracer_provider: Any = None,
@@ -240,7 +252,9 @@ def uninstrument() -> None:
 
 
 def flush(timeout_millis: int = 5000) -> None:
-    """End every open span (unanswered tool calls as ``orphaned``) and force-flush."""
+    """End the open spans (unanswered tool calls as ``orphaned``) and force-flush, within
+    ``timeout_millis`` in total; a request, SDK call or body still running stays open.
+    Safe from a signal handler and from a listener."""
     tel = get_telemetry()
     if tel is not None:
         quietly(tel.flush, timeout_millis)

@@ -8,10 +8,11 @@ from typing import Any
 
 import anthropic.types as at
 import pytest
-from hypothesis import given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
 import tooltap
+from tests.conftest import examples
 from tooltap import Parsed
 from tooltap._core.args import may_exceed
 from tooltap._core.dialects import anthropic as reducer_module
@@ -184,7 +185,7 @@ def test_byte_by_byte_feeding_keeps_multibyte_utf8_args_intact() -> None:
     assert parsed.calls[0].args == {"text": "café ☕ 日本 🎉", "emoji": "😀"}
 
 
-@settings(max_examples=60, deadline=None)
+@examples(60)
 @given(st.lists(st.integers(0, len(TWO_CALLS)), max_size=12))
 def test_any_chunking_gives_the_same_result(cuts: list[int]) -> None:
     bounds = [0, *sorted(cuts), len(TWO_CALLS)]
@@ -472,7 +473,7 @@ TEMPLATES = [
 MUTATIONS = [(i, path) for i, (_, data) in enumerate(TEMPLATES) for path in _paths(data)]
 
 
-@settings(max_examples=80, deadline=None)
+@examples(80)
 @given(st.lists(st.tuples(st.sampled_from(MUTATIONS), JSON), max_size=3))
 def test_reducer_is_total_on_mutated_events(mutations: list[tuple[Any, Any]]) -> None:
     events = [(name, dict(data)) for name, data in TEMPLATES]
@@ -486,7 +487,7 @@ def test_reducer_is_total_on_mutated_events(mutations: list[tuple[Any, Any]]) ->
     assert len(parsed.calls) <= 2
 
 
-@settings(max_examples=80, deadline=None)
+@examples(80)
 @given(st.sampled_from(_paths(BODY)), JSON)
 def test_parse_body_is_total_on_mutated_bodies(path: tuple[Any, ...], value: Any) -> None:
     parsed = reducer_module.parse_body(_mutated(BODY, path, value), Limits())
@@ -494,7 +495,7 @@ def test_parse_body_is_total_on_mutated_bodies(path: tuple[Any, ...], value: Any
     assert len(parsed.calls) + len(parsed.server_calls) <= 3
 
 
-@settings(max_examples=40, deadline=None)
+@examples(40)
 @given(JSON)
 def test_parse_body_is_total_on_any_json(body: Any) -> None:
     assert isinstance(reducer_module.parse_body(body, Limits()), Parsed)

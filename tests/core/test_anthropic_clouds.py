@@ -6,9 +6,10 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from hypothesis import given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
+from tests.conftest import examples
 from tooltap._core.dialects import TABLE
 from tooltap._core.errors import classify_problem
 from tooltap.core import RequestInfo, StreamParser, parse_request, parse_response
@@ -48,7 +49,7 @@ _ARGS = st.lists(
 )
 
 
-@settings(max_examples=50, deadline=None)
+@examples(50)
 @given(_ARGS, st.lists(st.integers(min_value=0), max_size=15))
 def test_chunks_in_any_split_are_the_sse_stream(args: list[str], cuts: list[int]) -> None:
     body = bedrock(events(args))
@@ -95,7 +96,7 @@ def test_the_path_names_the_model_streaming_and_provider() -> None:
     assert entry.provider_name("api.anthropic.com", "/v1/messages") == "anthropic"
 
 
-@settings(max_examples=30, deadline=None)
+@examples(30)
 @given(_ARGS, st.integers(min_value=1, max_value=64))
 def test_the_chunks_are_the_events_anthropics_bedrock_decoder_yields(
     args: list[str], size: int

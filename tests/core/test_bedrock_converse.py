@@ -11,15 +11,16 @@ import botocore.session
 import pytest
 from botocore.eventstream import EventStream
 from botocore.parsers import EventStreamJSONParser
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
+from tests.conftest import examples
 from tooltap._core.errors import classify_error, classify_problem
 from tooltap.core import Limits, StreamParser, parse_request, parse_response
 from tooltap.simulator._eventstream import event_message, exception_message
 
 DIALECT = "bedrock.converse"
-PROFILE = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+PROFILE = examples(60)
 
 
 def tool_stream(calls: list[tuple[str, str, str]], *, text: str = "ok", pieces: int = 3) -> bytes:

@@ -5,9 +5,10 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from hypothesis import given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
+from tests.conftest import examples
 from tooltap._core.errors import classify_problem
 from tooltap.core import StreamParser, parse_request, parse_response
 
@@ -46,7 +47,7 @@ def stream(calls: list[tuple[str, str, str]], *, finish: str | None = "TOOL_CALL
 _ARGS = st.dictionaries(st.text(max_size=5), st.one_of(st.integers(), st.text(max_size=9)))
 
 
-@settings(max_examples=60, deadline=None)
+@examples(60)
 @given(st.lists(_ARGS, min_size=1, max_size=4), st.lists(st.integers(min_value=0), max_size=20))
 def test_any_split_gives_the_calls(args: list[dict[str, Any]], cuts: list[int]) -> None:
     calls = [(f"c_{i}", f"tool_{i}", json.dumps(a)) for i, a in enumerate(args)]

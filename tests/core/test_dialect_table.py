@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import dataclasses
+import importlib
 import itertools
 
 import pytest
 
 from tooltap._core.dialects import DIALECTS, TABLE, Dialect, dialect, provider_of
+from tooltap._core.errors import ERROR_TYPES, classify_error
+from tooltap._telemetry.semconv import finish_reason, retry_count_header
 from tooltap.core import DIALECTS as PUBLIC_DIALECTS
 from tooltap.core import Limits, parse_request
 
@@ -55,3 +58,41 @@ def test_an_unknown_name_says_which_are_known() -> None:
     with pytest.raises(ValueError, match="expected one of"):
         dialect("openai.assistants")
     assert provider_of("openai.assistants") == ""
+
+
+#: The finish-reason vocabulary of the GenAI semantic conventions.
+FINISH_VOCABULARY = frozenset({"stop", "length", "content_filter", "tool_call", "error"})
+
+
+def test_each_dialect_module_declares_its_entry() -> None:
+    for entry in TABLE.values():
+        module = importlib.import_module(entry.parse_body.__module__ + "_request")
+        assert module.ENTRY is entry
+
+
+def test_dialect_facts_agree_across_entries() -> None:
+    """The finish reasons and error tokens are read without knowing the dialect: two
+    dialects naming one token must mean the same by it."""
+    for fact in ("finish_reasons", "error_tokens"):
+        seen: dict[str, tuple[str, str]] = {}
+        for entry in TABLE.values():
+            for token, meaning in getattr(entry, fact).items():
+                assert token == token.lower()
+                other = seen.setdefault(token, (meaning, entry.name))
+                assert other[0] == meaning, (fact, token, other[1], entry.name)
+    for entry in TABLE.values():
+        assert set(entry.finish_reasons.values()) <= FINISH_VOCABULARY
+        assert set(entry.error_tokens.values()) <= set(ERROR_TYPES)
+
+
+@pytest.mark.parametrize("name", DIALECTS)
+def test_each_dialects_facts_are_what_the_classifiers_use(name: str) -> None:
+    entry = dialect(name)
+    for raw, reason in entry.finish_reasons.items():
+        assert finish_reason(raw.upper()) == reason
+    for token, kind in entry.error_tokens.items():
+        body = {"error": {"type": token, "message": "m"}}
+        assert classify_error(None, {}, body).error_type == kind
+    if entry.provider_untold is not None:
+        assert entry.provider_name(None, None) == entry.provider_untold
+    assert retry_count_header(name) == entry.retry_count_header

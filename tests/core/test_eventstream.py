@@ -7,9 +7,10 @@ import json
 from typing import Any
 
 from botocore.eventstream import ChecksumMismatch, EventStreamBuffer
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
+from tests.conftest import examples
 from tooltap._core.eventstream import (
     EventStreamDecoder,
     EventStreamMessage,
@@ -18,7 +19,7 @@ from tooltap._core.eventstream import (
 )
 from tooltap.simulator._eventstream import chunk_message, encode, event_message
 
-PROFILE = settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+PROFILE = examples(80)
 
 _NAMES = st.text(st.characters(codec="utf-8", exclude_categories=["Cs"]), min_size=1, max_size=8)
 _VALUES = st.one_of(

@@ -10,15 +10,19 @@ corrupted byte. Hit counters make sure the fast path really ran where it should.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
+import os
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from typing import Any
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
+from tests.conftest import examples
 from tests.corpus import load_cases
 from tooltap._core._json import loads, loads_str, unescape
+from tooltap._core.stream import FAST_PATHS_ENV, fast_paths
 from tooltap.core import Limits, StreamParser
 
 Stream = Callable[..., bytes]
@@ -169,11 +173,38 @@ class Counted:
         self.parser._fast = counting
 
 
+@contextmanager
+def fast_paths_off() -> Iterator[None]:
+    """``TOOLTAP_FAST_PATHS=0`` while the block runs."""
+    before = os.environ.get(FAST_PATHS_ENV)
+    os.environ[FAST_PATHS_ENV] = "0"
+    try:
+        yield
+    finally:
+        if before is None:
+            del os.environ[FAST_PATHS_ENV]
+        else:
+            os.environ[FAST_PATHS_ENV] = before
+
+
 def slow(dialect: str, limits: Limits | None = None) -> StreamParser:
-    """A parser with the fast path off: every event decoded by the full path."""
-    parser = StreamParser(dialect, limits=limits)
-    parser._fast = None
+    """A parser made with ``TOOLTAP_FAST_PATHS=0``: every event decoded by the full path."""
+    with fast_paths_off():
+        parser = StreamParser(dialect, limits=limits)
+    assert parser._fast is None
     return parser
+
+
+@pytest.mark.parametrize("dialect", sorted(STREAMS))
+def test_the_switch_turns_the_fast_paths_off_and_on_again(dialect: str) -> None:
+    assert fast_paths() and StreamParser(dialect)._fast is not None
+    with fast_paths_off():
+        assert not fast_paths()
+        off = StreamParser(dialect)
+    on = StreamParser(dialect)
+    assert off._fast is None and on._fast is not None
+    body = STREAMS[dialect]([("write", fragments('{"path": "a.md"}', 3))], True)
+    assert run(on, by_event(body)) == run(off, by_event(body))
 
 
 def run(parser: StreamParser, chunks: list[bytes]) -> tuple[list[Any], Any]:
@@ -282,7 +313,7 @@ def mutate(body: bytes, spot: int, byte: bytes, how: str) -> bytes:
     return body[:at] + body[at + 1 :]
 
 
-@settings(max_examples=300, deadline=None)
+@examples(300)
 @given(
     dialect=st.sampled_from(sorted(STREAMS)),
     texts=st.lists(JSON_TEXT, min_size=1, max_size=3),
@@ -315,7 +346,7 @@ def test_any_stream_agrees(
     compare(dialect, cut(body, points), limits)
 
 
-@settings(max_examples=300, deadline=None)
+@examples(300)
 @given(
     dialect=st.sampled_from(sorted(STREAMS)),
     texts=st.lists(CORRUPT_TEXT, min_size=1, max_size=6),
@@ -416,7 +447,7 @@ def _json_result(fn: Callable[[bytes], Any], data: bytes) -> Any:
         return ("error", type(exc).__name__, str(exc))
 
 
-@settings(max_examples=200, deadline=None)
+@examples(200)
 @given(value=JSON_VALUES, ascii_only=st.booleans())
 def test_loads_is_json_loads(value: Any, ascii_only: bool) -> None:
     data = json.dumps(value, ensure_ascii=ascii_only).encode()
@@ -445,7 +476,7 @@ def test_unescape_joins_bodies() -> None:
     assert unescape(bytearray(b'a\\"b') + b"\\ud83d" + b"\\ude00\\n") == 'a"b😀\n'
 
 
-@settings(max_examples=200, deadline=None)
+@examples(200)
 @given(
     text=st.text(max_size=40)
     | st.sampled_from(["\ufeff{}", '"\\ud800"', "[" * 300, "{", "01", "\ud800", '{"a":1,"a":2}'])

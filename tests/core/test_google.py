@@ -6,10 +6,11 @@ import json
 from typing import Any
 
 from google.genai import types as gt
-from hypothesis import given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
 import tooltap
+from tests.conftest import examples
 from tooltap import Parsed
 from tooltap._core.dialects import google as reducer_module
 from tooltap._core.sse import SSEEvent
@@ -416,7 +417,7 @@ def _mutated(path: tuple[Any, ...], value: Any) -> Any:
     return copy
 
 
-@settings(max_examples=120, deadline=None)
+@examples(120)
 @given(st.lists(st.tuples(st.sampled_from(_paths(TEMPLATE)), JSON), min_size=1, max_size=3))
 def test_reducer_and_parse_body_are_total_on_mutated_responses(
     mutations: list[tuple[tuple[Any, ...], Any]],
@@ -431,7 +432,7 @@ def test_reducer_and_parse_body_are_total_on_mutated_responses(
     assert streamed.calls == whole.calls
 
 
-@settings(max_examples=40, deadline=None)
+@examples(40)
 @given(JSON)
 def test_parse_body_is_total_on_any_json(body: Any) -> None:
     assert isinstance(reducer_module.parse_body(body, Limits()), Parsed)

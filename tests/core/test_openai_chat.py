@@ -7,10 +7,11 @@ import json
 from typing import Any
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
 import tooltap
+from tests.conftest import examples
 from tooltap._core.dialects import openai_chat
 from tooltap._core.sse import SSEEvent
 
@@ -357,7 +358,7 @@ PARALLEL = sse(
 )
 
 
-@settings(max_examples=60, deadline=None)
+@examples(60)
 @given(st.lists(st.integers(min_value=0, max_value=len(PARALLEL)), max_size=12))
 def test_any_cut_points_give_the_same_result(cuts: list[int]) -> None:
     whole = tooltap.core.parse_response(PARALLEL, DIALECT)
@@ -434,7 +435,7 @@ JSONISH = st.recursive(
 )
 
 
-@settings(max_examples=150, deadline=None)
+@examples(150)
 @given(st.lists(JSONISH, max_size=6), st.booleans())
 def test_reducer_never_raises(payloads: list[Any], cut: bool) -> None:
     reducer = openai_chat.Reducer(tooltap.core.Limits())

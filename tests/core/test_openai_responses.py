@@ -7,10 +7,11 @@ import json
 from typing import Any
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
 import tooltap
+from tests.conftest import examples
 from tooltap._core.dialects import openai_responses
 from tooltap._core.sse import SSEEvent
 
@@ -357,7 +358,7 @@ def test_byte_by_byte_with_multibyte_arguments_matches_whole() -> None:
     assert [c.args for c in whole.calls] == [{"city": "Zürich", "e": "🙂"}, {"q": "東京"}]
 
 
-@settings(max_examples=60, deadline=None)
+@examples(60)
 @given(st.lists(st.integers(min_value=0, max_value=len(STREAM)), max_size=12))
 def test_any_cut_points_give_the_same_result(cuts: list[int]) -> None:
     whole = tooltap.core.parse_response(STREAM, DIALECT)
@@ -431,7 +432,7 @@ EVENT_TYPES = st.sampled_from(
 )
 
 
-@settings(max_examples=150, deadline=None)
+@examples(150)
 @given(st.lists(st.tuples(EVENT_TYPES, JSONISH), max_size=6))
 def test_reducer_never_raises(events: list[tuple[str, Any]]) -> None:
     reducer = openai_responses.Reducer(tooltap.core.Limits())

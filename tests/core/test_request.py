@@ -10,9 +10,10 @@ import openai
 import pytest
 from google import genai
 from google.genai import types as gt
-from hypothesis import given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
+from tests.conftest import examples
 from tests.loopback_capture import sent as _sent
 from tooltap.core import DIALECTS, RequestInfo, parse_request
 
@@ -538,7 +539,7 @@ _json = st.recursive(
 )
 
 
-@settings(max_examples=150, deadline=None)
+@examples(150)
 @given(body=_json, dialect=st.sampled_from(DIALECTS))
 def test_any_json_never_raises(body: Any, dialect: str) -> None:
     info = parse_request(json.dumps(body), dialect)

@@ -5,11 +5,12 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from hypothesis import assume, given, settings
+from hypothesis import assume, given
 from hypothesis import strategies as st
 from jsonschema import Draft202012Validator, SchemaError
 from jsonschema.validators import validator_for
 
+from tests.conftest import examples
 from tooltap import ToolCall
 from tooltap._core._schema_check import compile_check
 from tooltap.core import RequestInfo, validate
@@ -106,7 +107,7 @@ def _container_member(schema: Any) -> bool:
     return any(isinstance(v, list | dict) for v in found) or any(map(_container_member, subs))
 
 
-@settings(max_examples=1500, deadline=None)
+@examples(1500)
 @given(schema=schemas(), instance=instances)
 def test_true_only_when_jsonschema_finds_no_error(schema: dict[str, Any], instance: Any) -> None:
     check = compile_check(schema)
@@ -139,7 +140,7 @@ _leaf_schemas = st.one_of(
 )
 
 
-@settings(max_examples=1000, deadline=None)
+@examples(1000)
 @given(schema=_leaf_schemas, instance=_scalars | st.lists(_scalars, max_size=3))
 def test_types_equality_and_bounds_are_exact(schema: dict[str, Any], instance: Any) -> None:
     """One keyword against a scalar: bool vs int, 1 vs 1.0, -0.0, code-point lengths."""
@@ -148,7 +149,7 @@ def test_types_equality_and_bounds_are_exact(schema: dict[str, Any], instance: A
     assert check(instance) is _jsonschema_valid(schema, instance)
 
 
-@settings(max_examples=300, deadline=None)
+@examples(300)
 @given(
     schema=schemas(),
     args=st.dictionaries(st.sampled_from([*KEYS, "extra"]), instances, max_size=4),

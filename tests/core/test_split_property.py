@@ -4,34 +4,27 @@ Runs over every streamed corpus case and over generated tool-call streams for al
 dialects (random names, non-ASCII arguments, random fragment sizes). The calls emitted
 by ``feed`` must equal ``Parsed.calls``.
 
-Example counts are modest by default (Hypothesis profile ``tooltap-ci``). Set
-``TOOLTAP_LONG=1`` to use the ``tooltap-long`` profile for a long fuzzing run.
+Example counts are modest by default (Hypothesis profile ``ci``). Set
+``TOOLTAP_LONG=1`` to use the ``long`` profile for a long fuzzing run.
 """
 
 from __future__ import annotations
 
 import json
-import os
 from typing import Any
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
+from tests.conftest import examples
 from tests.corpus import CASES, Case
 from tooltap import Parsed, ToolCall
 from tooltap.core import StreamParser, parse_response
 
-settings.register_profile(
-    "tooltap-ci", max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow]
-)
-settings.register_profile(
-    "tooltap-long", max_examples=3000, deadline=None, suppress_health_check=list(HealthCheck)
-)
-LONG = os.environ.get("TOOLTAP_LONG") == "1"
-PROFILE = settings.get_profile("tooltap-long" if LONG else "tooltap-ci")
+PROFILE = examples(60)
 # each corpus case is its own test: fewer examples apiece keep the whole run short
-PER_CASE = settings(PROFILE, max_examples=PROFILE.max_examples if LONG else 25)
+PER_CASE = examples(25)
 
 
 def feed_in_pieces(body: bytes, cuts: list[int], dialect: str) -> tuple[list[ToolCall], Parsed]:

@@ -5,9 +5,10 @@ from __future__ import annotations
 import tracemalloc
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
+from tests.conftest import examples
 from tooltap._core.sse import SSEEvent, SSEParser
 
 
@@ -230,7 +231,7 @@ _line = st.sampled_from(
 )
 
 
-@settings(max_examples=200, deadline=None)
+@examples(200)
 @given(
     lines=st.lists(_line, max_size=12),
     eol=st.sampled_from([b"\n", b"\r", b"\r\n"]),

@@ -8,10 +8,11 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 from jsonschema import Draft202012Validator
 
+from tests.conftest import examples
 from tests.loopback_capture import QuietHandler, serving
 from tooltap import Problem, ToolCall
 from tooltap._core import validate as validate_module
@@ -229,7 +230,7 @@ def _integer(value: Any) -> bool:
     return isinstance(value, int) or (isinstance(value, float) and value.is_integer())
 
 
-@settings(max_examples=100, deadline=None)
+@examples(100)
 @given(args=_args)
 def test_validate_is_total(args: dict[str, Any]) -> None:
     problems = validate(_call("weather", args), _info({"weather": SCHEMA}))

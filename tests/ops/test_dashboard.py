@@ -157,7 +157,7 @@ def test_panels_cover_the_questions_operators_ask() -> None:
     for topic in (
         "tool-call rate", "failure ratio", "stream problems", "provider errors", "retries",
         "orphaned and duplicate", "forced tool_choice", "turnaround", "operation latency",
-        "tokens", "worst tools", "retries per operation", "buffered streams",
+        "tokens", "worst tools", "retries per operation", "buffered streams", "unanswered",
     ):  # fmt: skip
         assert topic in titles, topic
     links = [

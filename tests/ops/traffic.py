@@ -94,6 +94,20 @@ def duplicate_result(c: Clients) -> None:
     c.openai.chat.completions.create(model="gpt-4o-mini", messages=messages, tools=tools)
 
 
+def text_results(c: Clients) -> None:
+    """Send the calls' results back as text (smolagents' ``Observation: ...``): unanswered."""
+    messages: list[Any] = [{"role": "user", "content": QUESTION}]
+    tools = openai_agent.TOOLS
+    first = c.openai.chat.completions.create(model="gpt-4o-mini", messages=messages, tools=tools)
+    calls = first.choices[0].message.tool_calls or []
+    named = [(call.id, call.function.name, call.function.arguments) for call in calls]
+    messages.append({"role": "assistant", "content": f"Calling tools: {named}"})
+    observed = [openai_agent.call_tool(name, arguments) for _, name, arguments in named]
+    messages.append({"role": "user", "content": f"Observation: {observed}"})
+    c.openai.chat.completions.create(model="gpt-4o-mini", messages=messages, tools=tools,
+                                     tool_choice="none")  # fmt: skip
+
+
 HEALTHY: list[tuple[str | None, Fault | None, int, Step]] = [
     (None, None, 1, chat(False)),
     (None, None, 1, chat(True)),
@@ -136,6 +150,8 @@ OTHER = [
     (None, None, 1, chat(False, max_turns=1)),
     (None, None, 1, claude(True, max_turns=1)),
     (None, None, 1, duplicate_result),
+    # results sent back as text: the calls end unanswered
+    (None, None, 1, text_results),
 ]
 
 

@@ -1,7 +1,7 @@
-"""The patch-layer tests share the telemetry fixtures (in-memory providers, simulator)."""
+"""The patch-layer tests share the telemetry tests' simulator; the recorder is the suite's."""
 
 from __future__ import annotations
 
-from tests.telemetry.support import rec, recorder, sim
+from tests.telemetry.support import sim
 
-__all__ = ["rec", "recorder", "sim"]
+__all__ = ["sim"]

@@ -13,6 +13,7 @@ import httpx2
 import tooltap
 from tests.telemetry.support import Recorder, attrs, first_body, url
 from tooltap._telemetry.operation import Operation, current_operation, get_telemetry
+from tooltap._telemetry.settlement import Event, State
 from tooltap.simulator import Fault, Simulator
 
 DIALECT = "openai.chat"
@@ -36,7 +37,9 @@ def test_streamed_body_holds_the_sdk_operation_until_it_ends(rec: Recorder, sim:
             response = client.send(request, stream=True)
         finally:
             current_operation.reset(token)
-        assert op.held and not op.ended  # the SDK wrapper leaves a held op alone
+        assert op.state is State.HELD and not op.ended  # the body outlives the SDK call
+        op.report(Event.SDK_RETURNED)  # what the SDK wrapper reports as the call returns
+        assert op.state is State.STREAMING and not op.ended
         response.read()
     assert op.ended
     (span,) = rec.inference()
@@ -52,8 +55,8 @@ def test_body_read_inside_the_call_leaves_the_end_to_the_sdk(rec: Recorder, sim:
             client.post(url(sim, DIALECT, False), json=first_body(DIALECT, False))
         finally:
             current_operation.reset(token)
-    assert not op.held and not op.ended and rec.inference() == []
-    op.end()
+    assert op.state is State.CALLING and not op.ended and rec.inference() == []
+    op.report(Event.SDK_RETURNED)
     (span,) = rec.inference()
     assert attrs(span)["gen_ai.response.finish_reasons"] == ("tool_call",)
 

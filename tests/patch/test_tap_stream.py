@@ -258,7 +258,8 @@ def test_an_interrupt_in_tooltaps_step_reaches_the_app_and_ends_the_span_once(
     rec: Recorder, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Only an ``Exception`` in tooltap's step is contained; a ``KeyboardInterrupt`` there is
-    the user's, and goes on to the app like one raised anywhere else."""
+    the user's, and goes on to the app like one raised anywhere else: the app stopped the
+    stream (``cancelled``), not the provider."""
     from tooltap._telemetry.operation import Operation
 
     def interrupted(self: Operation, calls: Any) -> None:
@@ -272,7 +273,9 @@ def test_an_interrupt_in_tooltaps_step_reaches_the_app_and_ends_the_span_once(
         seen.extend(response.iter_raw())
     assert 0 < len(seen) < len(CUTS)  # the chunk that completed a call was not handed on
     (span,) = rec.inference()
-    assert span.status.status_code.name == "ERROR"
+    assert span.status.status_code.name == "UNSET"
+    assert attrs(span)["tooltap.outcome"] == "cancelled"
+    assert rec.total("tooltap.provider.errors") == 0
     assert rec.total("tooltap.internal_errors") == 0
 
 
@@ -312,7 +315,9 @@ async def test_a_base_exception_in_tooltaps_async_step_reaches_the_app_once(
         await response.aclose()
     assert 0 < len(seen) < len(CUTS)  # the chunk that completed a call was not handed on
     (span,) = rec.inference()
-    assert span.status.status_code.name == "ERROR"
+    assert span.status.status_code.name == "UNSET"
+    assert attrs(span)["tooltap.outcome"] == "cancelled"
+    assert rec.total("tooltap.provider.errors") == 0
     assert rec.total("tooltap.internal_errors") == 0
 
 

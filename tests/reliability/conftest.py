@@ -1,4 +1,5 @@
-"""Fixtures of the reliability suite: telemetry capture, replay server, simulator."""
+"""Fixtures of the reliability suite: replay server, simulator (the recorder is the suite's,
+``tests/conftest.py``)."""
 
 from __future__ import annotations
 
@@ -10,25 +11,8 @@ import pytest
 import pytest_asyncio
 
 from tests.reliability.apps import App
-from tests.reliability.support import Apps, Capture, ReplayServer
+from tests.reliability.support import Apps, ReplayServer
 from tooltap.simulator import Simulator
-
-
-@pytest.fixture
-def capture() -> Iterator[Capture]:
-    """In-memory providers, not instrumented yet (``capture.instrument(...)``)."""
-    cap = Capture()
-    try:
-        yield cap
-    finally:
-        cap.shutdown()
-
-
-@pytest.fixture
-def tap(capture: Capture) -> Capture:
-    """``capture``, instrumented with the default options."""
-    capture.instrument()
-    return capture
 
 
 @pytest.fixture(scope="module")

@@ -1,4 +1,4 @@
-"""Shared pieces of the reliability suite: run sizes, telemetry capture, a byte-replay server.
+"""Shared pieces of the reliability suite: run sizes, a byte-replay server.
 
 Sizes: the suite runs at CI size by default. ``TOOLTAP_LONG=1`` switches to the long run
 (tens of thousands of fuzz examples, 500 concurrent streams, 10,000 sequential turns);
@@ -23,16 +23,14 @@ from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
-from opentelemetry.context import Context
-from opentelemetry.sdk._logs import LoggerProvider
-from opentelemetry.sdk._logs.export import InMemoryLogRecordExporter, SimpleLogRecordProcessor
 from opentelemetry.sdk.metrics import MeterProvider
 from opentelemetry.sdk.metrics.export import InMemoryMetricReader
-from opentelemetry.sdk.trace import ReadableSpan, Span, SpanProcessor, TracerProvider
+from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor, SpanExporter, SpanExportResult
-from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
 import tooltap
+from tests.recorder import Recorder as Recorder  # the suite's recorder, re-exported
+from tests.recorder import attrs as attrs
 from tooltap._quietly import run_deferred
 
 LONG = os.environ.get("TOOLTAP_LONG", "") == "1"
@@ -49,136 +47,18 @@ LOAD_STREAMS = size("TOOLTAP_LOAD_STREAMS", 200, 500)
 THREAD_STREAMS = size("TOOLTAP_LOAD_THREAD_STREAMS", 12, 60)  # per thread, 8 threads
 TURNS = size("TOOLTAP_TURNS", 1_000, 10_000)
 
-INFERENCE_OPERATIONS = ("chat", "generate_content")
 #: ``apps(dialect, base_url, sync, **options)`` -> a cached ``tests.reliability.apps.App``.
 Apps = Callable[..., Any]
 
 
-class SpanLedger(SpanProcessor):
-    """Counts every span start and end, by span id (an end without a start shows too)."""
-
-    def __init__(self) -> None:
-        self.lock = threading.Lock()
-        self.started: Counter[int] = Counter()
-        self.ended: Counter[int] = Counter()
-        self.names: dict[int, str] = {}
-
-    def on_start(self, span: Span, parent_context: Context | None = None) -> None:
-        with self.lock:
-            self.started[span.context.span_id] += 1
-            self.names[span.context.span_id] = span.name
-
-    def on_end(self, span: ReadableSpan) -> None:
-        with self.lock:
-            self.ended[span.context.span_id] += 1
-
-    def clear(self) -> None:
-        with self.lock:
-            self.started.clear()
-            self.ended.clear()
-            self.names.clear()
-
-    def open_spans(self, *, tools: bool = True) -> list[str]:
-        """Names of the spans started and not (yet) ended (``tools=False``: inference only)."""
-        with self.lock:
-            names = [self.names[s] for s in self.started if s not in self.ended]
-        return [n for n in names if tools or not n.startswith("execute_tool")]
-
-    def anomalies(self) -> dict[str, list[int]]:
-        """Spans started or ended more than once, or ended without a start."""
-        with self.lock:
-            return {
-                "started_twice": [s for s, n in self.started.items() if n > 1],
-                "ended_twice": [s for s, n in self.ended.items() if n > 1],
-                "ended_unstarted": [s for s in self.ended if s not in self.started],
-            }
-
-
-@dataclass
-class Capture:
-    """In-memory providers plus a span ledger; ``instrument`` turns tooltap on into them."""
-
-    exporter: InMemorySpanExporter = field(default_factory=InMemorySpanExporter)
-    reader: InMemoryMetricReader = field(default_factory=InMemoryMetricReader)
-    logs: InMemoryLogRecordExporter = field(default_factory=InMemoryLogRecordExporter)
-    ledger: SpanLedger = field(default_factory=SpanLedger)
-    events: list[Any] = field(default_factory=list)
-
-    def __post_init__(self) -> None:
-        self.tracer_provider = TracerProvider()
-        self.tracer_provider.add_span_processor(self.ledger)
-        self.tracer_provider.add_span_processor(SimpleSpanProcessor(self.exporter))
-        self.meter_provider = MeterProvider(metric_readers=[self.reader])
-        self.logger_provider = LoggerProvider()
-        self.logger_provider.add_log_record_processor(SimpleLogRecordProcessor(self.logs))
-
-    def instrument(self, *listeners: Any, **options: Any) -> None:
-        tooltap.instrument(
-            tracer_provider=self.tracer_provider,
-            meter_provider=self.meter_provider,
-            logger_provider=self.logger_provider,
-            listeners=[self.events.append, *listeners],
-            **options,
-        )
-
-    def shutdown(self) -> None:
-        tooltap.uninstrument()
-        self.tracer_provider.shutdown()
-        self.meter_provider.shutdown()
-        self.logger_provider.shutdown()
-
-    def clear(self) -> None:
-        """Forget every span, event and count recorded so far (metrics stay)."""
-        self.exporter.clear()
-        self.events.clear()
-        self.ledger.clear()
-
-    def spans(self) -> list[ReadableSpan]:
-        return list(self.exporter.get_finished_spans())
-
-    def inference(self) -> list[ReadableSpan]:
-        return [
-            s for s in self.spans() if attrs(s).get("gen_ai.operation.name") in INFERENCE_OPERATIONS
-        ]
-
-    def tools(self) -> list[ReadableSpan]:
-        return [s for s in self.spans() if attrs(s).get("gen_ai.operation.name") == "execute_tool"]
-
-    def points(self, name: str) -> list[tuple[dict[str, Any], float]]:
-        """``(attributes, value)`` per data point of ``name`` (counter value or histogram count)."""
-        out: list[tuple[dict[str, Any], float]] = []
-        data = self.reader.get_metrics_data()
-        for rm in data.resource_metrics if data else ():
-            for sm in rm.scope_metrics:
-                for metric in sm.metrics:
-                    if metric.name == name:
-                        for dp in metric.data.data_points:
-                            value = getattr(dp, "value", None)  # counters; else a count
-                            count = value if value is not None else getattr(dp, "count", 0)
-                            out.append((dict(dp.attributes or {}), count))
-        return out
-
-    def total(self, name: str, **match: Any) -> float:
-        """Sum of ``name`` over points whose attributes include ``match`` (``__`` for dots)."""
-        want = {k.replace("__", "."): v for k, v in match.items()}
-        return sum(v for a, v in self.points(name) if all(a.get(k) == x for k, x in want.items()))
-
-    def received(self) -> list[tooltap.ToolCall]:
-        return [e.call for e in self.events if isinstance(e, tooltap.ToolCallReceived)]
-
-
-def watched(capture: Capture, requests: int) -> int:
+def watched(recorder: Recorder, requests: int) -> int:
     """Inference spans ended; a stream an SDK left unclosed after raising ends when collected."""
-    count = len(capture.inference())
+    count = len(recorder.inference())
     if count < requests:
         gc.collect()
         run_deferred()  # what the collection left for a safe point
-        count = len(capture.inference())
+        count = len(recorder.inference())
     return count
-
-
-def attrs(span: ReadableSpan) -> dict[str, Any]:
-    return dict(span.attributes or {})
 
 
 # --- a loopback server that replays fixed bytes --------------------------------------------

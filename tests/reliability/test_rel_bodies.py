@@ -31,7 +31,7 @@ import openai
 import pytest
 import zstandard
 
-from tests.reliability.support import Canned, Capture, ReplayServer, attrs, size
+from tests.reliability.support import Canned, Recorder, ReplayServer, attrs, size
 from tests.reliability.wire import STREAMED
 from tooltap.core import Limits
 
@@ -76,65 +76,65 @@ def _sdk_calls(replay: ReplayServer) -> list[tuple[str, str, str]]:
     return [(i, n, a) for i, n, a in calls.values()]
 
 
-def _problems(capture: Capture) -> list[str]:
+def _problems(recorder: Recorder) -> list[str]:
     return [
         str(e.attributes["tooltap.problem.kind"])
-        for s in capture.inference()
+        for s in recorder.inference()
         for e in s.events
         if e.attributes and "tooltap.problem.kind" in e.attributes
     ]
 
 
-def _tooltap_calls(capture: Capture) -> list[tuple[str, str, str]]:
-    return [(c.call_id or "", c.name, c.raw_arguments or "") for c in capture.received()]
+def _tooltap_calls(recorder: Recorder) -> list[tuple[str, str, str]]:
+    return [(c.call_id or "", c.name, c.raw_arguments or "") for c in recorder.received()]
 
 
 @pytest.mark.parametrize("encoding", ["gzip", "deflate", "br", "zstd"])
 def test_encoded_stream_is_seen_as_the_sdk_sees_it(
-    encoding: str, replay: ReplayServer, capture: Capture
+    encoding: str, replay: ReplayServer, recorder: Recorder
 ) -> None:
     packed = _encode(encoding, SSE)
     headers = [("content-type", "text/event-stream"), ("content-encoding", encoding)]
     replay.canned = Canned(200, headers, [packed[i : i + 97] for i in range(0, len(packed), 97)])
-    capture.instrument()
+    recorder.instrument()
     sdk = _sdk_calls(replay)
     assert len(sdk) == 2
-    assert _tooltap_calls(capture) == sdk
-    assert _problems(capture) == []
+    assert _tooltap_calls(recorder) == sdk
+    assert _problems(recorder) == []
 
 
 def test_encoding_the_client_does_not_decode_reports_nothing(
-    replay: ReplayServer, capture: Capture
+    replay: ReplayServer, recorder: Recorder
 ) -> None:
     headers = [("content-type", "text/event-stream"), ("content-encoding", "x-gzip")]
     replay.canned = Canned(200, headers, [_encode("x-gzip", SSE)])
-    capture.instrument()
+    recorder.instrument()
     with pytest.raises(UnicodeDecodeError):  # the app got gzip bytes: its SDK fails on them
         _sdk_calls(replay)
-    assert capture.received() == []
-    assert len(capture.inference()) == 1
+    assert recorder.received() == []
+    assert len(recorder.inference()) == 1
 
 
 @pytest.mark.parametrize("content_type", ["application/octet-stream", ""])
 def test_sse_under_another_content_type_is_parsed(
-    content_type: str, replay: ReplayServer, capture: Capture
+    content_type: str, replay: ReplayServer, recorder: Recorder
 ) -> None:
     headers = [("content-type", content_type)] if content_type else []
     replay.canned = Canned(200, headers, [SSE[i : i + 500] for i in range(0, len(SSE), 500)])
-    capture.instrument()
+    recorder.instrument()
     sdk = _sdk_calls(replay)
-    assert len(sdk) == 2 and _tooltap_calls(capture) == sdk
-    (span,) = capture.inference()
+    assert len(sdk) == 2 and _tooltap_calls(recorder) == sdk
+    (span,) = recorder.inference()
     assert attrs(span).get("tooltap.stream.closed_early") is None
 
 
 def test_json_body_over_the_limit_says_why_it_was_not_parsed(
-    replay: ReplayServer, capture: Capture
+    replay: ReplayServer, recorder: Recorder
 ) -> None:
     message = {"role": "assistant", "content": "x" * (2 * SMALL.max_event_bytes)}
     body = json.dumps({"id": "c1", "choices": [{"index": 0, "message": message}]}).encode()
     replay.canned = Canned(200, [("content-type", "application/json")], [body])
-    capture.instrument(limits=SMALL)
+    recorder.instrument(limits=SMALL)
     client = openai.OpenAI(base_url=replay.url + "/v1", api_key="sk-test", max_retries=0)
     with (
         client,
@@ -144,8 +144,8 @@ def test_json_body_over_the_limit_says_why_it_was_not_parsed(
     ):
         completion = response.parse()
     assert completion.choices[0].message.content == message["content"]
-    (span,) = capture.inference()
-    assert _problems(capture) == ["oversized_event"]
+    (span,) = recorder.inference()
+    assert _problems(recorder) == ["oversized_event"]
     assert attrs(span).get("tooltap.stream.closed_early") is None
 
 
@@ -206,7 +206,7 @@ def _peak(url: str) -> int:
 @pytest.mark.long
 @pytest.mark.parametrize("kind", list(HOSTILE))
 def test_padding_and_bombs_cost_a_small_factor_of_the_apps_own_read(
-    kind: str, replay: ReplayServer, capture: Capture
+    kind: str, replay: ReplayServer, recorder: Recorder
 ) -> None:
     make, encoding = HOSTILE[kind]
     headers = [("content-type", "text/event-stream")]
@@ -215,16 +215,16 @@ def test_padding_and_bombs_cost_a_small_factor_of_the_apps_own_read(
     replay.canned = Canned(200, headers, make())
     _read(replay.url)
     bare_time, bare_peak = _timed(replay.url), _peak(replay.url)
-    capture.instrument(limits=SMALL)
+    recorder.instrument(limits=SMALL)
     _read(replay.url)
     tapped_time, tapped_peak = _timed(replay.url), _peak(replay.url)
     assert tapped_time <= 2 * bare_time + 0.05, (kind, bare_time, tapped_time)
     assert tapped_peak <= bare_peak + BOUND, (kind, bare_peak, tapped_peak)
-    problems = _problems(capture)
+    problems = _problems(recorder)
     if kind == "gzip_bomb":
         assert "oversized_event" in problems
     else:  # the padding hides nothing: the calls after it are seen
-        assert len(capture.received()) == 2 * 5 and "oversized_event" not in problems
+        assert len(recorder.received()) == 2 * 5 and "oversized_event" not in problems
 
 
 # --- an argument delta over the event limit ---------------------------------------------
@@ -236,7 +236,7 @@ def _chunk(delta: dict[str, Any], finish: str | None = None) -> bytes:
 
 
 def test_argument_delta_over_the_event_limit_is_no_call(
-    replay: ReplayServer, capture: Capture
+    replay: ReplayServer, recorder: Recorder
 ) -> None:
     start = {"index": 0, "id": "call_big", "type": "function"}
     start["function"] = {"name": "lookup", "arguments": '{"text":"'}
@@ -249,12 +249,12 @@ def test_argument_delta_over_the_event_limit_is_no_call(
         _chunk({}, "tool_calls") + b"data: [DONE]\n\n",
     ]
     replay.canned = Canned(200, [("content-type", "text/event-stream")], body)
-    capture.instrument(limits=SMALL)
+    recorder.instrument(limits=SMALL)
     _sdk_calls(replay)
-    assert capture.received() == []
+    assert recorder.received() == []
     problems = [
         dict(e.attributes or {})
-        for s in capture.inference()
+        for s in recorder.inference()
         for e in s.events
         if "tooltap.problem.kind" in (e.attributes or {})
     ]

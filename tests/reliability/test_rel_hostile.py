@@ -22,7 +22,7 @@ from collections.abc import Iterable
 
 import httpx2
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tests.reliability.hostile import (
@@ -36,7 +36,7 @@ from tests.reliability.hostile import (
 from tests.reliability.support import (
     FUZZ_EXAMPLES,
     Canned,
-    Capture,
+    Recorder,
     ReplayServer,
     attrs,
     traced_memory,
@@ -53,11 +53,7 @@ from tooltap._core.sse import SSEEvent, SSEParser
 from tooltap.core import Limits, StreamParser
 from tooltap.simulator._eventstream import encode, event_message
 
-FUZZ = settings(
-    max_examples=FUZZ_EXAMPLES,
-    deadline=None,
-    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
-)
+FUZZ = settings(max_examples=FUZZ_EXAMPLES)  # the profile's, at the documented fuzz size
 SMALL = Limits(max_event_bytes=64 * 1024, max_argument_bytes=64 * 1024)
 CHUNK = 16 * 1024
 TOTAL = 64 * SMALL.max_event_bytes  # 4 MiB of hostile input per case
@@ -186,11 +182,11 @@ def _path(dialect: str) -> str:
 @pytest.mark.parametrize("dialect", SSE_FRAMED)
 @pytest.mark.parametrize("kind", list(EXPECTED))
 def test_hostile_stream_through_the_tap(
-    kind: str, dialect: str, replay: ReplayServer, capture: Capture
+    kind: str, dialect: str, replay: ReplayServer, recorder: Recorder
 ) -> None:
     chunks = list(_hostile(kind, dialect))
     replay.canned = Canned(200, [("content-type", "text/event-stream")], chunks)
-    capture.instrument(limits=SMALL)
+    recorder.instrument(limits=SMALL)
     with httpx2.Client(timeout=10) as client:
         request = client.build_request("POST", replay.url + _path(dialect), json=STREAMED)
         response = client.send(request, stream=True)
@@ -199,7 +195,7 @@ def test_hostile_stream_through_the_tap(
         finally:
             response.close()
     assert got == b"".join(chunks)
-    (span,) = capture.inference()
+    (span,) = recorder.inference()
     problems = {e.attributes.get("tooltap.problem.kind") for e in span.events if e.attributes}
     assert problems & (
         {EXPECTED[kind]} | ({"invalid_json", "truncated_json"} if kind == "deep_json" else set())

@@ -25,7 +25,7 @@ from opentelemetry.sdk.trace.export import SimpleSpanProcessor, SpanExporter, Sp
 
 import tooltap
 from tests.reliability.apps import MODELS, App
-from tests.reliability.support import Apps, Capture, watched
+from tests.reliability.support import Apps, Recorder, watched
 from tooltap._core.dialects import dialect as dialect_entry
 from tooltap._core.stream import StreamParser
 from tooltap._telemetry.telemetry import Telemetry, get_telemetry
@@ -42,20 +42,20 @@ class InjectedFault(RuntimeError):
 class Fault:
     """How to break one component, and how tooltap must account for it."""
 
-    inject: Callable[[pytest.MonkeyPatch, Capture, Telemetry, Callable[..., Any]], None]
+    inject: Callable[[pytest.MonkeyPatch, Recorder, Telemetry, Callable[..., Any]], None]
     component: str | None  # the tooltap.internal_errors label; None: not tooltap's to count
     options: dict[str, Any] | None = None
 
 
 def _each_reducer(method: str) -> Callable[..., None]:
-    def inject(mp: pytest.MonkeyPatch, cap: Capture, tel: Telemetry, boom: Any) -> None:
+    def inject(mp: pytest.MonkeyPatch, cap: Recorder, tel: Telemetry, boom: Any) -> None:
         for dialect in MODELS:
             mp.setattr(dialect_entry(dialect).reducer, method, boom)
 
     return inject
 
 
-def _tool_spans_only(mp: pytest.MonkeyPatch, cap: Capture, tel: Telemetry, boom: Any) -> None:
+def _tool_spans_only(mp: pytest.MonkeyPatch, cap: Recorder, tel: Telemetry, boom: Any) -> None:
     start = tel.tracer.start_span
 
     def start_span(name: str, *args: Any, **kwargs: Any) -> Any:
@@ -88,7 +88,7 @@ class _BrokenLogExporter:
 
 
 def _add_processor(processor: Callable[[Any], Any], exporter: type, kind: str) -> Any:
-    def inject(mp: pytest.MonkeyPatch, cap: Capture, tel: Telemetry, boom: Any) -> None:
+    def inject(mp: pytest.MonkeyPatch, cap: Recorder, tel: Telemetry, boom: Any) -> None:
         provider = cap.tracer_provider if kind == "span" else cap.logger_provider
         adder = "add_span_processor" if kind == "span" else "add_log_record_processor"
         getattr(provider, adder)(processor(exporter(boom)))
@@ -96,7 +96,7 @@ def _add_processor(processor: Callable[[Any], Any], exporter: type, kind: str) -
     return inject
 
 
-def _listener(mp: pytest.MonkeyPatch, cap: Capture, tel: Telemetry, boom: Any) -> None:
+def _listener(mp: pytest.MonkeyPatch, cap: Recorder, tel: Telemetry, boom: Any) -> None:
     """Nothing to patch: the failing listener is passed to ``instrument`` (see below)."""
 
 
@@ -105,7 +105,7 @@ FAULTS: dict[str, Fault] = {
     "parser_close": Fault(lambda mp, c, t, b: mp.setattr(StreamParser, "close", b), "tap_stream"),
     "reducer_finish": Fault(_each_reducer("finish"), "tap_stream"),
     "reducer_event": Fault(_each_reducer("event"), None),
-    "span_creation": Fault(lambda mp, c, t, b: mp.setattr(t.tracer, "start_span", b), "sdk_common"),
+    "span_creation": Fault(lambda mp, c, t, b: mp.setattr(t.tracer, "start_span", b), "sdk_call"),
     "tool_span_creation": Fault(_tool_spans_only, None),
     "counter_add": Fault(lambda mp, c, t, b: mp.setattr(t.instruments.tool_calls, "add", b), None),
     "histogram_record": Fault(
@@ -143,7 +143,7 @@ async def test_component_fault_is_contained(
     name: str,
     dialect: str,
     sync: bool,
-    capture: Capture,
+    recorder: Recorder,
     apps: Apps,
     seeded: Callable[[int], Simulator],
     monkeypatch: pytest.MonkeyPatch,
@@ -159,10 +159,10 @@ async def test_component_fault_is_contained(
         hits.append(name)
         raise InjectedFault(name)
 
-    capture.instrument(*([boom] if name == "listener" else []), **(fault.options or {}))
+    recorder.instrument(*([boom] if name == "listener" else []), **(fault.options or {}))
     tel = get_telemetry()
     assert tel is not None
-    fault.inject(monkeypatch, capture, tel, boom)
+    fault.inject(monkeypatch, recorder, tel, boom)
     caplog.set_level(logging.DEBUG)
     seen = await _views(apps, seeded(11), dialect, sync)
     monkeypatch.undo()  # the faulty component is whole again for the checks below
@@ -175,19 +175,19 @@ async def test_component_fault_is_contained(
     else:
         assert injected, "the fault was not logged with its traceback"
         assert all(r.name == "tooltap" and r.levelno == logging.DEBUG for r in injected)
-    counted = {a.get("tooltap.component") for a, _ in capture.points("tooltap.internal_errors")}
+    counted = {a.get("tooltap.component") for a, _ in recorder.points("tooltap.internal_errors")}
     if fault.component is not None:
         assert fault.component in counted
     elif name == "reducer_event":  # the core's own guard: a problem, counted as one
-        assert capture.total("tooltap.stream.problems", tooltap__problem__kind="unexpected_shape")
+        assert recorder.total("tooltap.stream.problems", tooltap__problem__kind="unexpected_shape")
     elif name not in _SDK_CONTAINED:
         assert counted, "tooltap did not count the fault"
     if name not in ("span_creation",):
-        watched(capture, 1)
-    assert capture.ledger.open_spans(tools=False) == []
+        watched(recorder, 1)
+    assert recorder.ledger.open_spans(tools=False) == []
     tooltap.flush()
-    assert capture.ledger.open_spans() == []
-    assert capture.ledger.anomalies() == {
+    assert recorder.ledger.open_spans() == []
+    assert recorder.ledger.anomalies() == {
         "started_twice": [],
         "ended_twice": [],
         "ended_unstarted": [],

@@ -30,7 +30,7 @@ from opentelemetry.trace import StatusCode
 
 import tooltap
 from tests.reliability.apps import MODELS, App, close
-from tests.reliability.support import Capture, attrs
+from tests.reliability.support import Recorder, attrs
 from tooltap._quietly import run_deferred
 from tooltap.simulator import FAULT_HEADER, Simulator
 
@@ -156,9 +156,9 @@ CASES = [
 ]
 
 
-def _app(name: str, sim: Simulator, sync: bool, capture: Capture, headers: dict[str, str]) -> App:
+def _app(name: str, sim: Simulator, sync: bool, recorder: Recorder, headers: dict[str, str]) -> App:
     if name == "anthropic.traced":
-        tracing = {"tracer_provider": capture.tracer_provider}
+        tracing = {"tracer_provider": recorder.tracer_provider}
         return App(
             "anthropic.messages",
             sim.url,
@@ -177,7 +177,7 @@ async def test_stream_ends_once(
     scenario: str,
     sync: bool,
     sim: Simulator,
-    tap: Capture,
+    rec: Recorder,
     caplog: pytest.LogCaptureFixture,
 ) -> None:
     caplog.set_level(logging.DEBUG)
@@ -185,7 +185,7 @@ async def test_stream_ends_once(
     # cannot have read the whole body ahead of the app, so the app's stop is "early".
     ends = scenario in ("exhausted", "other_task")
     headers = {} if ends else {FAULT_HEADER: "stall;seconds=2"}
-    app = _app(app_name, sim, sync, tap, headers)
+    app = _app(app_name, sim, sync, rec, headers)
     try:
         stream = await app.stream()
         await SCENARIOS[scenario](stream)
@@ -197,9 +197,9 @@ async def test_stream_ends_once(
     finally:
         await app.aclose()
 
-    assert tap.ledger.anomalies() == {"started_twice": [], "ended_twice": [], "ended_unstarted": []}
-    assert tap.ledger.open_spans(tools=False) == []
-    spans = tap.inference()
+    assert rec.ledger.anomalies() == {"started_twice": [], "ended_twice": [], "ended_unstarted": []}
+    assert rec.ledger.open_spans(tools=False) == []
+    spans = rec.inference()
     sent = not (app_name == "google.genai" and scenario == "close_unread")  # a lazy generator
     assert len(spans) == (1 if sent else 0)
     for span in spans:
@@ -211,7 +211,7 @@ async def test_stream_ends_once(
             assert span.status.status_code is StatusCode.UNSET, span.status
             assert early is True
     assert not [r for r in caplog.records if "Failed to detach context" in r.getMessage()]
-    assert tap.total("tooltap.internal_errors") == 0
+    assert rec.total("tooltap.internal_errors") == 0
     tooltap.flush()
-    assert tap.ledger.open_spans() == []
-    assert tap.ledger.anomalies() == {"started_twice": [], "ended_twice": [], "ended_unstarted": []}
+    assert rec.ledger.open_spans() == []
+    assert rec.ledger.anomalies() == {"started_twice": [], "ended_twice": [], "ended_unstarted": []}

@@ -35,8 +35,8 @@ from tests.reliability.support import (
     LOAD_STREAMS,
     THREAD_STREAMS,
     TURNS,
-    Capture,
     Lean,
+    Recorder,
     SimProcess,
     attrs,
     settled_memory,
@@ -75,11 +75,11 @@ def remote() -> Iterator[SimProcess]:
         sim.stop()
 
 
-def _by_response(capture: Capture) -> Calls:
+def _by_response(recorder: Recorder) -> Calls:
     """tooltap's calls, grouped by the response id of the inference span that received them."""
-    spans = {s.context.span_id: s for s in capture.spans()}
+    spans = {s.context.span_id: s for s in recorder.spans()}
     found: Calls = defaultdict(list)
-    for event in capture.events:
+    for event in recorder.events:
         if isinstance(event, tooltap.ToolCallReceived):
             assert event.span_context is not None
             tool = spans[event.span_context.span_id]
@@ -92,24 +92,24 @@ def _by_response(capture: Capture) -> Calls:
     return found
 
 
-def _verify(capture: Capture, results: list[tuple[str | None, list[Any]]]) -> None:
+def _verify(recorder: Recorder, results: list[tuple[str | None, list[Any]]]) -> None:
     """Each stream's calls as its SDK assembled them == as tooltap reported them."""
     sdk: Calls = {}
     for response_id, calls in results:
         assert response_id not in sdk, "two streams with one response id"
         assert len(calls) == 2
         sdk[response_id] = sorted(calls, key=repr)
-    theirs = {rid: sorted(calls, key=repr) for rid, calls in _by_response(capture).items()}
+    theirs = {rid: sorted(calls, key=repr) for rid, calls in _by_response(recorder).items()}
     assert theirs == sdk
-    inference = capture.inference()
+    inference = recorder.inference()
     assert len(inference) == len(results)
-    assert len(capture.tools()) == 2 * len(results)
-    assert capture.ledger.anomalies() == {
+    assert len(recorder.tools()) == 2 * len(results)
+    assert recorder.ledger.anomalies() == {
         "started_twice": [],
         "ended_twice": [],
         "ended_unstarted": [],
     }
-    assert capture.ledger.open_spans() == []
+    assert recorder.ledger.open_spans() == []
 
 
 async def _async_round(url: str, streams: int) -> list[tuple[str | None, list[Any]]]:
@@ -137,37 +137,37 @@ def _thread_round(url: str, per_thread: int) -> list[tuple[str | None, list[Any]
 
 
 @pytest.mark.long
-async def test_concurrent_async_streams(remote: SimProcess, tap: Capture) -> None:
+async def test_concurrent_async_streams(remote: SimProcess, rec: Recorder) -> None:
     _cap_memories(MEMORY_CAP)
     warm = await _async_round(remote.url, 2 * len(DIALECTS))  # lazy imports, first-use caches
     tooltap.flush()
-    _verify(tap, warm)
-    tap.clear()
+    _verify(rec, warm)
+    rec.clear()
     with traced_memory():
         start = settled_memory()
         results = await _async_round(remote.url, LOAD_STREAMS)
         tooltap.flush()  # ends the (unanswered) tool spans as orphaned
-        _verify(tap, results)
+        _verify(rec, results)
         del results
-        tap.clear()
+        rec.clear()
         left = settled_memory() - start
     assert left < LEFT_BEHIND, f"{left} bytes left after {LOAD_STREAMS} concurrent streams"
 
 
 @pytest.mark.long
-def test_threads_of_sync_streams(remote: SimProcess, tap: Capture) -> None:
+def test_threads_of_sync_streams(remote: SimProcess, rec: Recorder) -> None:
     _cap_memories(MEMORY_CAP)
     warm = _thread_round(remote.url, 1)
     tooltap.flush()
-    _verify(tap, warm)
-    tap.clear()
+    _verify(rec, warm)
+    rec.clear()
     with traced_memory():
         start = settled_memory()
         results = _thread_round(remote.url, THREAD_STREAMS)
         tooltap.flush()
-        _verify(tap, results)
+        _verify(rec, results)
         del results
-        tap.clear()
+        rec.clear()
         left = settled_memory() - start
     assert left < LEFT_BEHIND, f"{left} bytes left after {THREADS}x{THREAD_STREAMS} streams"
 

@@ -29,7 +29,7 @@ from google import genai
 from google.genai import types
 from opentelemetry.trace import StatusCode
 
-from tests.reliability.support import Canned, Capture, ReplayServer, attrs
+from tests.reliability.support import Canned, Recorder, ReplayServer, attrs
 
 CORPUS = Path(__file__).parent.parent / "fixtures" / "corpus"
 BOM = b"\xef\xbb\xbf"
@@ -42,26 +42,26 @@ def _google(replay: ReplayServer) -> genai.Client:
     return genai.Client(api_key="k", http_options=types.HttpOptions(base_url=replay.url))
 
 
-def _inference(capture: Capture) -> dict[str, Any]:
-    (span,) = capture.inference()
+def _inference(recorder: Recorder) -> dict[str, Any]:
+    (span,) = recorder.inference()
     assert span.status.status_code is StatusCode.ERROR
     return attrs(span)
 
 
-def _outcomes(capture: Capture, metric: str, key: str) -> dict[str, float]:
+def _outcomes(recorder: Recorder, metric: str, key: str) -> dict[str, float]:
     out: dict[str, float] = {}
-    for attributes, value in capture.points(metric):
+    for attributes, value in recorder.points(metric):
         out[attributes[key]] = out.get(attributes[key], 0) + value
     return {k: v for k, v in out.items() if v}
 
 
 @pytest.mark.parametrize("sync", [True, False], ids=["sync", "async"])
 async def test_google_json_with_a_bom_delivers_no_call(
-    sync: bool, replay: ReplayServer, capture: Capture
+    sync: bool, replay: ReplayServer, recorder: Recorder
 ) -> None:
     body = BOM + (CORPUS / "google" / "json_parallel_3calls.body").read_bytes()
     replay.canned = Canned(200, [("content-type", "application/json")], [body])
-    capture.instrument()
+    recorder.instrument()
     client = _google(replay)
     with pytest.raises(ValueError, match="BOM"):
         if sync:
@@ -70,19 +70,19 @@ async def test_google_json_with_a_bom_delivers_no_call(
             await client.aio.models.generate_content(
                 model="gemini-2.0-flash", contents="x", config=NO_AFC
             )
-    assert capture.received() == []
-    assert capture.tools() == [] and capture.ledger.open_spans() == []
-    assert _inference(capture)["error.type"] == "_OTHER"
-    assert _outcomes(capture, "tooltap.tool_calls", "tooltap.outcome") == {"not_delivered": 3}
+    assert recorder.received() == []
+    assert recorder.tools() == [] and recorder.ledger.open_spans() == []
+    assert _inference(recorder)["error.type"] == "_OTHER"
+    assert _outcomes(recorder, "tooltap.tool_calls", "tooltap.outcome") == {"not_delivered": 3}
 
 
 async def test_google_async_stream_with_cr_line_ends_is_the_sdks_failure(
-    replay: ReplayServer, capture: Capture
+    replay: ReplayServer, recorder: Recorder
 ) -> None:
     lf = (CORPUS / "google" / "stream_call_thought_signature.body").read_bytes()
     body = lf.replace(b"\r\n", b"\n").replace(b"\n", b"\r")
     replay.canned = Canned(200, [("content-type", "text/event-stream")], [body])
-    capture.instrument()
+    recorder.instrument()
     got: list[Any] = []
     with pytest.raises(genai.errors.UnknownApiResponseError):
         stream = await _google(replay).aio.models.generate_content_stream(
@@ -91,21 +91,21 @@ async def test_google_async_stream_with_cr_line_ends_is_the_sdks_failure(
         async for response in stream:
             got += response.function_calls or ()
     assert got == []  # the app got no call
-    span = _inference(capture)
+    span = _inference(recorder)
     assert span["error.type"] == "_OTHER"
     assert "tooltap.stream.closed_early" not in span
-    (tool,) = capture.tools()  # opened when the tap completed it, before the SDK failed
+    (tool,) = recorder.tools()  # opened when the tap completed it, before the SDK failed
     assert attrs(tool)["tooltap.result"] == "not_delivered"
     assert tool.status.status_code is StatusCode.ERROR
-    assert _outcomes(capture, "tooltap.tool_calls", "tooltap.outcome") == {"not_delivered": 1}
-    assert _outcomes(capture, "tooltap.tool_results", "tooltap.result") == {"not_delivered": 1}
+    assert _outcomes(recorder, "tooltap.tool_calls", "tooltap.outcome") == {"not_delivered": 1}
+    assert _outcomes(recorder, "tooltap.tool_results", "tooltap.result") == {"not_delivered": 1}
 
 
-def test_x_gzip_stream_ends_with_the_sdks_error(replay: ReplayServer, capture: Capture) -> None:
+def test_x_gzip_stream_ends_with_the_sdks_error(replay: ReplayServer, recorder: Recorder) -> None:
     sse = (CORPUS / "openai-chat" / "stream_parallel_2calls_gpt35.body").read_bytes()
     headers = [("content-type", "text/event-stream"), ("content-encoding", "x-gzip")]
     replay.canned = Canned(200, headers, [gzip.compress(sse)])
-    capture.instrument()
+    recorder.instrument()
     client = openai.OpenAI(base_url=replay.url + "/v1", api_key="sk-test", max_retries=0)
     with client, pytest.raises(UnicodeDecodeError):
         stream = client.chat.completions.create(
@@ -114,15 +114,15 @@ def test_x_gzip_stream_ends_with_the_sdks_error(replay: ReplayServer, capture: C
         with stream:
             for _ in stream:
                 pass
-    span = _inference(capture)
+    span = _inference(recorder)
     assert span["error.type"] == "_OTHER"
     assert "tooltap.stream.closed_early" not in span
-    assert capture.received() == [] and capture.ledger.open_spans() == []
+    assert recorder.received() == [] and recorder.ledger.open_spans() == []
 
 
 @pytest.mark.parametrize("stream", [False, True], ids=["json", "sse"])
 def test_anthropic_hands_on_the_calls_of_a_body_with_a_bom(
-    stream: bool, replay: ReplayServer, capture: Capture
+    stream: bool, replay: ReplayServer, recorder: Recorder
 ) -> None:
     name = "stream_text_plus_2_tool_use" if stream else "json_text_plus_4_parallel_tool_use"
     body = BOM + (CORPUS / "anthropic" / f"{name}.body").read_bytes()
@@ -130,7 +130,7 @@ def test_anthropic_hands_on_the_calls_of_a_body_with_a_bom(
     replay.canned = Canned(
         200, [("content-type", kind)], [body[i : i + 200] for i in range(0, len(body), 200)]
     )
-    capture.instrument()
+    recorder.instrument()
     client = anthropic.Anthropic(base_url=replay.url, api_key="k", max_retries=0)
     request: dict[str, Any] = {
         "model": "claude",
@@ -148,7 +148,7 @@ def test_anthropic_hands_on_the_calls_of_a_body_with_a_bom(
         else:
             message = client.messages.create(**request)
             got = [b.id for b in message.content if b.type == "tool_use"]
-    assert got and [c.call_id for c in capture.received()] == got
-    (span,) = capture.inference()
+    assert got and [c.call_id for c in recorder.received()] == got
+    (span,) = recorder.inference()
     assert span.status.status_code is not StatusCode.ERROR
-    assert _outcomes(capture, "tooltap.tool_calls", "tooltap.outcome").get("not_delivered") is None
+    assert _outcomes(recorder, "tooltap.tool_calls", "tooltap.outcome").get("not_delivered") is None

@@ -5,13 +5,13 @@ Bearer`` (openai's key, anthropic's ``auth_token``), ``x-api-key`` (anthropic),
 ``x-goog-api-key`` (google-genai), ``?key=`` in the URL (a bare HTTP client on the Gemini
 API), and custom headers (``OpenAI-Organization``, ``OpenAI-Project``, an app header).
 Each app streams, makes a whole-body call, sends tool results back, and meets a rate
-limit; the message content is ordinary text (content capture may record it).
+limit; the message content is ordinary text (content recorder may record it).
 
 No canary may appear in any exported span (name, attributes, events, links, status,
 resource: ``to_json``), metric (the in-memory reader's dump), OpenTelemetry log record
 (content events), listener event, or log line written by tooltap or the OpenTelemetry
 SDK (caplog at DEBUG on every logger; lines from the app's own HTTP/SDK libraries are
-theirs, and the ``?key=`` case checks they did see the canary, so capture works).
+theirs, and the ``?key=`` case checks they did see the canary, so recorder works).
 """
 
 from __future__ import annotations
@@ -28,7 +28,7 @@ from opentelemetry.sdk.trace import ReadableSpan
 import tooltap
 import tooltap.simulator
 from tests.reliability.apps import App
-from tests.reliability.support import Canned, Capture, ReplayServer
+from tests.reliability.support import Canned, Recorder, ReplayServer
 from tests.reliability.wire import PATHS, STREAMED, first_body
 from tooltap.simulator import FAULT_HEADER, Simulator
 
@@ -60,7 +60,7 @@ class Canaries:
         return [self.token]  # every value embeds it: one search finds any of them
 
 
-def _app(name: str, sim: Simulator, canaries: Canaries, capture: Capture) -> App:
+def _app(name: str, sim: Simulator, canaries: Canaries, recorder: Recorder) -> App:
     c = canaries.value
     custom = {"x-app-secret": c("custom")}
     if name.startswith("openai."):
@@ -70,7 +70,7 @@ def _app(name: str, sim: Simulator, canaries: Canaries, capture: Capture) -> App
         )
         return app
     if name == "anthropic.messages":
-        tracing = {"tracer_provider": capture.tracer_provider}  # its own span, adopted
+        tracing = {"tracer_provider": recorder.tracer_provider}  # its own span, adopted
         app = App(name, sim.url, sync=True, open_telemetry=tracing, default_headers=custom)
         app.client = app.client.with_options(api_key=c("sk-ant"))
         return app
@@ -120,16 +120,16 @@ async def test_no_secret_in_telemetry(
     mode: str,
     app_name: str,
     sim: Simulator,
-    capture: Capture,
+    recorder: Recorder,
     caplog: pytest.LogCaptureFixture,
 ) -> None:
     caplog.set_level(logging.DEBUG)
     canaries = Canaries()
-    capture.instrument(capture_content=mode)
+    recorder.instrument(capture_content=mode)
     if app_name == "url_key":
         _url_key(sim, canaries)
     else:
-        app = _app(app_name, sim, canaries, capture)
+        app = _app(app_name, sim, canaries, recorder)
         try:
             for seen in (await app.view("plain"), await app.view(stream=False)):
                 assert "raised" not in seen, seen
@@ -147,18 +147,18 @@ async def test_no_secret_in_telemetry(
 
     sent = " ".join(" ".join(r.headers.values()) + r.path + "?" + r.query for r in sim.requests)
     assert canaries.token in sent, "the canaries were never sent"
-    spans = capture.spans()
+    spans = recorder.spans()
     recorded = [s for s in spans if (s.attributes or {}).get("gen_ai.input.messages")]
     # the content paths ran; anthropic's own span (adopted) gets content only from anthropic
     on_spans = mode in ("SPAN_ONLY", "SPAN_AND_EVENT") and app_name != "anthropic.messages"
     assert bool(recorded) == on_spans
-    metrics = capture.reader.get_metrics_data()
+    metrics = recorder.reader.get_metrics_data()
     assert metrics is not None
     texts = {
         "spans": "\n".join(_dump(s) for s in spans),
         "metrics": metrics.to_json(indent=None),
-        "log records": "\n".join(r.to_json(indent=None) for r in capture.logs.get_finished_logs()),
-        "listener events": repr(capture.events),
+        "log records": "\n".join(r.to_json(indent=None) for r in recorder.logs.get_finished_logs()),
+        "listener events": repr(recorder.events),
         "tooltap/otel log lines": "\n".join(_log_lines(caplog.records, ours=True)),
     }
     if "EVENT" in mode:
@@ -189,11 +189,11 @@ ERROR_STREAMS = {
 
 @pytest.mark.parametrize("path", list(ERROR_STREAMS))
 def test_secret_echoed_by_a_provider_error_is_masked(
-    path: str, replay: ReplayServer, capture: Capture
+    path: str, replay: ReplayServer, recorder: Recorder
 ) -> None:
     body = ERROR_STREAMS[path] % " / ".join(ECHOED).encode()
     replay.canned = Canned(200, [("content-type", "text/event-stream")], [body])
-    capture.instrument(capture_content="SPAN_AND_EVENT")
+    recorder.instrument(capture_content="SPAN_AND_EVENT")
     with httpx2.Client(timeout=10) as client:
         request = client.build_request("POST", replay.url + path, json=STREAMED)
         response = client.send(request, stream=True)
@@ -201,26 +201,26 @@ def test_secret_echoed_by_a_provider_error_is_masked(
             assert b"".join(response.iter_bytes()) == body
         finally:
             response.close()
-    problems = [e for e in capture.events if isinstance(e, tooltap.ToolCallProblem)]
+    problems = [e for e in recorder.events if isinstance(e, tooltap.ToolCallProblem)]
     assert [p.problem.kind for p in problems] == ["error_event"]
-    recorded = repr(problems) + repr([s.to_json() for s in capture.spans()])
+    recorded = repr(problems) + repr([s.to_json() for s in recorder.spans()])
     assert "[redacted]" in repr(problems)
     for secret in ECHOED:
         assert secret.split()[-1] not in recorded
 
 
 def test_content_events_without_a_logger_provider_warn(
-    caplog: pytest.LogCaptureFixture, capture: Capture
+    caplog: pytest.LogCaptureFixture, recorder: Recorder
 ) -> None:
     caplog.set_level(logging.WARNING, logger="tooltap")
     tooltap.instrument(
-        tracer_provider=capture.tracer_provider,
-        meter_provider=capture.meter_provider,
+        tracer_provider=recorder.tracer_provider,
+        meter_provider=recorder.meter_provider,
         capture_content="EVENT_ONLY",
     )
     warned = [r.getMessage() for r in caplog.records if "LoggerProvider" in r.getMessage()]
     assert len(warned) == 1 and "EVENT_ONLY" in warned[0]
     tooltap.uninstrument()
     caplog.clear()
-    capture.instrument(capture_content="EVENT_ONLY")  # with its logger provider: no warning
+    recorder.instrument(capture_content="EVENT_ONLY")  # with its logger provider: no warning
     assert not [r for r in caplog.records if "LoggerProvider" in r.getMessage()]

@@ -33,7 +33,7 @@ import pytest
 from google.genai import errors as genai_errors
 
 import tooltap
-from tests.reliability.support import Capture, attrs
+from tests.reliability.support import Recorder, attrs
 from tests.runner.loops import LOOPS
 from tooltap.harness import SQLiteLedger, ToolRegistry
 from tooltap.simulator import Fault, Simulator
@@ -65,7 +65,7 @@ def _registry(saved: list[dict[str, Any]], ledger: SQLiteLedger) -> ToolRegistry
 
 @pytest.mark.parametrize("dialect", list(LOOPS))
 def test_step_retried_after_a_lost_response(
-    dialect: str, tap: Capture, ledger: SQLiteLedger
+    dialect: str, rec: Recorder, ledger: SQLiteLedger
 ) -> None:
     saved: list[dict[str, Any]] = []
     with Simulator(calls=[SAVE]) as sim:
@@ -82,20 +82,20 @@ def test_step_retried_after_a_lost_response(
     tooltap.flush()
     assert saved == [{"key": "weight", "value": 70}]
     assert [o.status for o in again.outcomes] == ["replayed"]
-    assert tap.total("tooltap.tool_results", tooltap__result="duplicate") == 1
-    assert tap.total("tooltap.tool_results", tooltap__result="ok") == 1
+    assert rec.total("tooltap.tool_results", tooltap__result="duplicate") == 1
+    assert rec.total("tooltap.tool_results", tooltap__result="ok") == 1
     duplicates = [
-        e for s in tap.inference() for e in s.events if e.name == "tooltap.tool_result.duplicate"
+        e for s in rec.inference() for e in s.events if e.name == "tooltap.tool_result.duplicate"
     ]
     assert len(duplicates) == 1
-    (tool,) = tap.tools()
+    (tool,) = rec.tools()
     assert attrs(tool)["tooltap.tool.side_effects"] is True
     assert attrs(tool)["tooltap.result"] == "ok"
 
 
 @pytest.mark.parametrize("dialect", list(LOOPS))
 def test_turn_resent_after_a_lost_response(
-    dialect: str, tap: Capture, ledger: SQLiteLedger
+    dialect: str, rec: Recorder, ledger: SQLiteLedger
 ) -> None:
     saved: list[dict[str, Any]] = []
     with Simulator(calls=[SAVE]) as sim:
@@ -111,7 +111,7 @@ def test_turn_resent_after_a_lost_response(
     assert outcome.status == "replayed"
     assert first.parsed.calls[0].call_id != outcome.call_id  # a new call id, same effect
     assert conversation.final_text == 'Tool results: {"saved": "weight", "count": 1}.'
-    spans = {attrs(s).get("gen_ai.tool.call.id"): s for s in tap.tools()}
+    spans = {attrs(s).get("gen_ai.tool.call.id"): s for s in rec.tools()}
     replayed = spans[outcome.call_id]
     assert [e.name for e in replayed.events].count("tooltap.tool.replayed") == 1
     assert attrs(replayed)["tooltap.tool.replayed"] is True

@@ -15,7 +15,7 @@ from typing import Any
 import httpx2
 
 import tooltap
-from tests.reliability.support import Canned, Capture, ReplayServer
+from tests.reliability.support import Canned, Recorder, ReplayServer
 from tests.reliability.wire import STREAMED
 
 
@@ -37,10 +37,10 @@ REST = (
 )
 
 
-def test_uninstrument_mid_stream_ends_every_span(replay: ReplayServer, capture: Capture) -> None:
+def test_uninstrument_mid_stream_ends_every_span(replay: ReplayServer, recorder: Recorder) -> None:
     resume = threading.Event()
     replay.canned = Canned(200, [("content-type", "text/event-stream")], [FIRST, REST], resume)
-    capture.instrument()
+    recorder.instrument()
     got = []
     try:
         with httpx2.Client(timeout=10) as client:
@@ -51,7 +51,7 @@ def test_uninstrument_mid_stream_ends_every_span(replay: ReplayServer, capture: 
             try:
                 chunks = response.iter_raw()
                 got.append(next(chunks))
-                assert [c.call_id for c in capture.received()] == ["call_0"]
+                assert [c.call_id for c in recorder.received()] == ["call_0"]
                 tooltap.uninstrument()
                 resume.set()
                 got.extend(chunks)
@@ -60,13 +60,13 @@ def test_uninstrument_mid_stream_ends_every_span(replay: ReplayServer, capture: 
     finally:
         resume.set()
     assert b"".join(got) == FIRST + REST  # the app got its whole body
-    capture.instrument()
+    recorder.instrument()
     tooltap.flush()
-    assert capture.ledger.anomalies() == {
+    assert recorder.ledger.anomalies() == {
         "started_twice": [],
         "ended_twice": [],
         "ended_unstarted": [],
     }
-    assert capture.ledger.open_spans() == []
-    assert len(capture.tools()) == 1 and len(capture.inference()) == 1
-    assert [c.call_id for c in capture.received()] == ["call_0"]
+    assert recorder.ledger.open_spans() == []
+    assert len(recorder.tools()) == 1 and len(recorder.inference()) == 1
+    assert [c.call_id for c in recorder.received()] == ["call_0"]

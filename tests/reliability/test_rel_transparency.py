@@ -25,7 +25,7 @@ import pytest
 
 from tests.corpus import CASES, Case
 from tests.reliability.apps import VARIANTS, App
-from tests.reliability.support import Apps, Canned, Capture, ReplayServer, cut, watched
+from tests.reliability.support import Apps, Canned, Recorder, ReplayServer, cut, watched
 from tooltap.simulator import FAULT_HEADER, Fault, Simulator, _scenario
 
 pytestmark = [pytest.mark.asyncio(loop_scope="module"), pytest.mark.usefixtures("frozen_heap")]
@@ -57,18 +57,18 @@ async def test_corpus_has_streams_of_every_dialect() -> None:
 @SYNC
 @pytest.mark.parametrize("case", STREAMED, ids=lambda c: c.name)
 async def test_corpus_stream(
-    case: Case, sync: bool, replay: ReplayServer, capture: Capture, apps: Apps
+    case: Case, sync: bool, replay: ReplayServer, recorder: Recorder, apps: Apps
 ) -> None:
     replay.canned = _canned(case, sync)
     app = apps(case.dialect, replay.url, sync)
     variants = VARIANTS[case.dialect]
     off = await _views(app, variants)
-    capture.instrument()
+    recorder.instrument()
     on = await _views(app, variants)
     assert on == off
-    assert watched(capture, len(variants)) == len(variants)  # tooltap watched every request
+    assert watched(recorder, len(variants)) == len(variants)  # tooltap watched every request
     if not any("raised" in v for v in on):
-        got = [(c.name, c.call_id, c.args) for c in capture.received()]
+        got = [(c.name, c.call_id, c.args) for c in recorder.received()]
         assert got == _expected(case) * len(variants)
 
 
@@ -98,7 +98,7 @@ async def test_simulator_stream(
     dialect: str,
     fault: str,
     sync: bool,
-    capture: Capture,
+    recorder: Recorder,
     apps: Apps,
     seeded: Callable[[int], Simulator],
     monkeypatch: pytest.MonkeyPatch,
@@ -109,11 +109,11 @@ async def test_simulator_stream(
     faults = ",".join(filter(None, [str(Fault("chunk_size", size=size)), SIM_FAULTS[fault]]))
     seed = rng.randrange(1 << 30)
     off = await _sim_views(apps, seeded(seed), dialect, sync, faults)
-    capture.instrument()
+    recorder.instrument()
     on = await _sim_views(apps, seeded(seed), dialect, sync, faults)
     assert on == off
     if fault == "clean":
         assert all("raised" not in v for v in on)
     elif fault == "server_error":
         assert all("raised" in v for v in on)
-    assert watched(capture, len(on)) == len(on)
+    assert watched(recorder, len(on)) == len(on)

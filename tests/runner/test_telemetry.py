@@ -5,19 +5,13 @@ from __future__ import annotations
 import asyncio
 import json
 import time
-from collections.abc import Iterator
-from contextlib import contextmanager
 from typing import Any
 
 import pytest
-from opentelemetry.sdk.metrics import MeterProvider
-from opentelemetry.sdk.metrics.export import InMemoryMetricReader
-from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
-from opentelemetry.sdk.trace.export import SimpleSpanProcessor
-from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 from opentelemetry.trace import StatusCode
 
 import tooltap
+from tests.recorder import Recorder
 from tests.runner.loops import LOOPS
 from tooltap._telemetry.semconv import EVENT_TOOL_IN_DOUBT as EVENT_IN_DOUBT
 from tooltap._telemetry.semconv import EVENT_TOOL_REPLAYED as EVENT_REPLAYED
@@ -28,35 +22,6 @@ from tooltap.harness import RetryPolicy, ToolRegistry
 from tooltap.simulator import Simulator
 
 HANDLER_SECONDS = 0.05
-
-
-@contextmanager
-def instrumented(**options: Any) -> Iterator[InMemorySpanExporter]:
-    exporter = InMemorySpanExporter()
-    tracer_provider = TracerProvider()
-    tracer_provider.add_span_processor(SimpleSpanProcessor(exporter))
-    meter_provider = MeterProvider(metric_readers=[InMemoryMetricReader()])
-    tooltap.instrument(tracer_provider=tracer_provider, meter_provider=meter_provider, **options)
-    try:
-        yield exporter
-    finally:
-        tooltap.uninstrument()
-        tracer_provider.shutdown()
-        meter_provider.shutdown()
-
-
-@pytest.fixture
-def spans() -> Iterator[InMemorySpanExporter]:
-    with instrumented() as exporter:
-        yield exporter
-
-
-def tool_spans(exporter: InMemorySpanExporter) -> list[ReadableSpan]:
-    return [
-        s
-        for s in exporter.get_finished_spans()
-        if (s.attributes or {}).get("gen_ai.operation.name") == "execute_tool"
-    ]
 
 
 def slow_lookup(fail_first: int = 0) -> ToolRegistry:
@@ -76,12 +41,12 @@ def slow_lookup(fail_first: int = 0) -> ToolRegistry:
 
 @pytest.mark.parametrize("dialect", list(LOOPS))
 def test_one_span_per_call_id_with_the_handler_duration(
-    spans: InMemorySpanExporter, sim: Simulator, dialect: str
+    rec: Recorder, sim: Simulator, dialect: str
 ) -> None:
     conversation = LOOPS[dialect](sim, slow_lookup(fail_first=1)).converse()
     assert conversation.final_text == "You are 170 cm tall and weigh 70 kg."
     ids = [c.call_id for c in conversation.steps[0].parsed.calls]
-    found = tool_spans(spans)
+    found = rec.tools()
     assert sorted(s.attributes["gen_ai.tool.call.id"] for s in found) == sorted(ids)
     for span in found:
         attrs = span.attributes or {}
@@ -94,9 +59,7 @@ def test_one_span_per_call_id_with_the_handler_duration(
         assert "gen_ai.tool.call.result" not in attrs  # content capture is opt-in
 
 
-def test_handler_failure_sets_error_type_on_the_same_span(
-    spans: InMemorySpanExporter, sim: Simulator
-) -> None:
+def test_handler_failure_sets_error_type_on_the_same_span(rec: Recorder, sim: Simulator) -> None:
     reg = ToolRegistry()
 
     @reg.tool(schema={"type": "object", "properties": {"key": {"type": "string"}}})
@@ -105,7 +68,7 @@ def test_handler_failure_sets_error_type_on_the_same_span(
 
     conversation = LOOPS["openai.chat"](sim, reg).converse()
     assert [o.status for o in conversation.results[0].outcomes] == ["error", "error"]
-    found = tool_spans(spans)
+    found = rec.tools()
     assert len(found) == 2
     for span in found:
         assert span.status.status_code is StatusCode.ERROR
@@ -113,7 +76,7 @@ def test_handler_failure_sets_error_type_on_the_same_span(
         assert (span.attributes or {})[ATTEMPTS] == 3
 
 
-def test_replayed_call_is_marked_on_its_span(spans: InMemorySpanExporter) -> None:
+def test_replayed_call_is_marked_on_its_span(rec: Recorder) -> None:
     saved: list[Any] = []
     reg = ToolRegistry()
     reg.add(lambda key, value: saved.append(value), name="save_measurement", side_effects=True)
@@ -128,7 +91,7 @@ def test_replayed_call_is_marked_on_its_span(spans: InMemorySpanExporter) -> Non
         loop.request()
     assert saved == [70]
     assert again.outcomes[0].status == "replayed" and first.outcomes[0].status == "ok"
-    (span,) = tool_spans(spans)
+    (span,) = rec.tools()
     attrs = span.attributes or {}
     assert attrs["gen_ai.tool.call.id"] == parsed.calls[0].call_id
     assert attrs["tooltap.tool.side_effects"] is True
@@ -136,7 +99,7 @@ def test_replayed_call_is_marked_on_its_span(spans: InMemorySpanExporter) -> Non
     assert [e.name for e in span.events] == [EVENT_REPLAYED]
 
 
-def test_a_side_effect_in_doubt_is_marked_on_its_span(spans: InMemorySpanExporter) -> None:
+def test_a_side_effect_in_doubt_is_marked_on_its_span(rec: Recorder) -> None:
     started: list[int] = []
     reg = ToolRegistry(peer_wait=0.05)
 
@@ -157,18 +120,20 @@ def test_a_side_effect_in_doubt_is_marked_on_its_span(spans: InMemorySpanExporte
         loop.request()
     assert started == [70]
     assert [first.outcomes[0].status, again.outcomes[0].status] == ["in_doubt", "in_doubt"]
-    (span,) = tool_spans(spans)
+    (span,) = rec.tools()
     in_doubt = [e for e in span.events if e.name == EVENT_IN_DOUBT]
     assert [(e.attributes or {})[IN_DOUBT_REASON] for e in in_doubt] == ["timeout", "pending"]
     assert span.status.status_code is StatusCode.ERROR
     assert (span.attributes or {})["error.type"] == "timeout"
 
 
-def test_arguments_and_results_only_under_the_content_opt_in(sim: Simulator) -> None:
-    with instrumented(capture_content="SPAN_ONLY") as exporter:
-        conversation = LOOPS["openai.responses"](sim, slow_lookup()).converse()
+def test_arguments_and_results_only_under_the_content_opt_in(
+    recorder: Recorder, sim: Simulator
+) -> None:
+    recorder.instrument(capture_content="SPAN_ONLY")
+    conversation = LOOPS["openai.responses"](sim, slow_lookup()).converse()
     outputs = {o.call_id: o.output for o in conversation.results[0].outcomes}
-    found = tool_spans(exporter)
+    found = recorder.tools()
     assert len(found) == 2
     for span in found:
         attrs = span.attributes or {}
@@ -178,13 +143,10 @@ def test_arguments_and_results_only_under_the_content_opt_in(sim: Simulator) -> 
 
 @pytest.mark.parametrize("dialect", ["openai.chat", "google.genai"])
 def test_spans_the_handler_starts_nest_under_its_execute_tool_span(
-    sim: Simulator, dialect: str
+    recorder: Recorder, sim: Simulator, dialect: str
 ) -> None:
     """Sync handlers run in threads (concurrent turn): the call's span is current there too."""
-    exporter = InMemorySpanExporter()
-    tracer_provider = TracerProvider()
-    tracer_provider.add_span_processor(SimpleSpanProcessor(exporter))
-    tracer = tracer_provider.get_tracer("app")
+    tracer = recorder.tracer_provider.get_tracer("app")
     reg = ToolRegistry()
 
     @reg.tool(schema={"type": "object", "properties": {"key": {"type": "string"}}})
@@ -192,17 +154,14 @@ def test_spans_the_handler_starts_nest_under_its_execute_tool_span(
         with tracer.start_as_current_span(f"db.read {key}"):
             return {"height": "170 cm", "weight": "70 kg"}[key]
 
-    tooltap.instrument(tracer_provider=tracer_provider, capture_content="SPAN_ONLY")
-    try:
-        conversation = LOOPS[dialect](sim, reg).converse()
-    finally:
-        tooltap.uninstrument()
+    recorder.instrument(capture_content="SPAN_ONLY")
+    conversation = LOOPS[dialect](sim, reg).converse()
     assert conversation.final_text == "You are 170 cm tall and weigh 70 kg."
     by_key = {
         json.loads(str((s.attributes or {})["gen_ai.tool.call.arguments"]))["key"]: s
-        for s in tool_spans(exporter)
+        for s in recorder.tools()
     }
     assert sorted(by_key) == ["height", "weight"]
     for key, tool_span in by_key.items():
-        (child,) = [s for s in exporter.get_finished_spans() if s.name == f"db.read {key}"]
+        (child,) = [s for s in recorder.spans() if s.name == f"db.read {key}"]
         assert child.parent is not None and child.parent.span_id == tool_span.context.span_id

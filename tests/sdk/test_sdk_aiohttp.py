@@ -63,34 +63,34 @@ class _Body(httpx2.AsyncByteStream):
             yield chunk
 
 
-async def test_httpx_over_aiohttp_is_recorded_once(otel: Any, sim: Simulator) -> None:
+async def test_httpx_over_aiohttp_is_recorded_once(rec: Any, sim: Simulator) -> None:
     transport = _AiohttpTransport()
     driver = DRIVERS["openai.chat"]
     client = driver.client(sim, sync=False, http_client=httpx2.AsyncClient(transport=transport))
     try:
         for stream in (False, True):
             turn = await driver.turn1(client, stream)
-            assert otel.received()[-2:] == turn.calls
+            assert rec.calls()[-2:] == turn.calls
     finally:
         await transport.aclose()
 
-    spans = otel.inference_spans()
+    spans = rec.inference()
     assert len(spans) == 2
     assert all("http.request.resend_count" not in s.attributes for s in spans)
-    assert len(otel.received()) == 4
-    assert otel.total("tooltap.retries") == 0
+    assert len(rec.calls()) == 4
+    assert rec.total("tooltap.retries") == 0
 
 
-async def test_google_async_uses_aiohttp_and_is_tapped(otel: Any, sim: Simulator) -> None:
+async def test_google_async_uses_aiohttp_and_is_tapped(rec: Any, sim: Simulator) -> None:
     models = DRIVERS["google"].client(sim, sync=False)
     sessions = models.client._api_client._aiohttp_sessions  # filled only on the aiohttp path
     turn = await DRIVERS["google"].turn1(models, True)
 
     assert sessions  # google-genai did send through aiohttp
-    assert otel.received() == turn.calls
-    (span,) = otel.inference_spans()
+    assert rec.calls() == turn.calls
+    (span,) = rec.inference()
     assert span.attributes["gen_ai.request.stream"] is True
-    assert otel.total("gen_ai.client.operation.time_to_first_chunk") == 1
+    assert rec.total("gen_ai.client.operation.time_to_first_chunk") == 1
 
 
 async def _read_with(reader: Any, how: str) -> bytes:
@@ -136,7 +136,7 @@ READERS = [
 
 
 @pytest.mark.parametrize("how", READERS)
-async def test_every_reader_sees_the_same_bytes(otel: Any, how: str) -> None:
+async def test_every_reader_sees_the_same_bytes(rec: Any, how: str) -> None:
     request = DRIVERS["openai.chat"]._request([{"role": "user", "content": USER}])
 
     async def run(sim: Simulator) -> bytes:
@@ -153,19 +153,19 @@ async def test_every_reader_sees_the_same_bytes(otel: Any, how: str) -> None:
         with Simulator(seed=0) as sim:
             plain = await run(sim)
     finally:
-        otel.instrument()
+        rec.instrument()
     with Simulator(seed=0) as sim:
         tapped = await run(sim)
 
     assert tapped == plain and plain.endswith(b"data: [DONE]\n\n")
-    (span,) = otel.inference_spans()  # a transport-owned operation: no SDK above it
+    (span,) = rec.inference()  # a transport-owned operation: no SDK above it
     assert span.attributes["gen_ai.response.finish_reasons"] == ("tool_call",)
     assert "tooltap.stream.closed_early" not in span.attributes
-    assert [name for _, name, _ in otel.received()] == ["lookup_demo_value"] * 2
+    assert [name for _, name, _ in rec.calls()] == ["lookup_demo_value"] * 2
 
 
 async def test_internal_failure_in_the_reader_never_reaches_the_app(
-    otel: Any, sim: Simulator, monkeypatch: pytest.MonkeyPatch
+    rec: Any, sim: Simulator, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     def broken(self: Any, chunk: bytes) -> None:
         raise RuntimeError("tooltap bug")
@@ -175,6 +175,6 @@ async def test_internal_failure_in_the_reader_never_reaches_the_app(
 
     assert [args["key"] for _, _, args in turn.calls] == ["height", "weight"]
     # Reported once; the tap then stops parsing that body, which still reaches the app.
-    assert otel.total("tooltap.internal_errors", tooltap__component="tap_stream") == 1
-    (span,) = otel.inference_spans()
+    assert rec.total("tooltap.internal_errors", tooltap__component="tap_stream") == 1
+    (span,) = rec.inference()
     assert span.end_time is not None

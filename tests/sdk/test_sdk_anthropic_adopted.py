@@ -120,10 +120,10 @@ def _same(bare: ReadableSpan, instrumented: ReadableSpan) -> None:
 
 
 @pytest.fixture
-def bare_first(otel: Any) -> Iterator[Any]:
-    """``otel``, uninstrumented until the test calls ``otel.instrument()``."""
+def bare_first(rec: Any) -> Iterator[Any]:
+    """``rec``, uninstrumented until the test calls ``rec.instrument()``."""
     tooltap.uninstrument()
-    yield otel
+    yield rec
 
 
 @pytest.mark.parametrize("name", list(SCENARIOS))
@@ -154,11 +154,11 @@ def test_anthropics_attributes_are_the_same_with_tooltap(
         assert tooltap_attrs == {"tooltap.stream.closed_early"}
 
 
-def test_error_type_on_tooltaps_own_span_too(otel: Any, sim: Simulator) -> None:
+def test_error_type_on_tooltaps_own_span_too(rec: Any, sim: Simulator) -> None:
     sim.inject(Fault("insufficient_balance"), dialect="anthropic.messages")
     client = DRIVERS["anthropic"].client(sim, sync=True, max_retries=0)
     _failing(client)
-    (span,) = otel.inference_spans()
+    (span,) = rec.inference()
     assert span.instrumentation_scope.name == "tooltap"
     attrs = dict(span.attributes or {})
     assert attrs["error.type"] == attrs["tooltap.error.type"] == "insufficient_balance"
@@ -175,7 +175,7 @@ class _Cached(QuietHandler):
         self.wfile.write(body)
 
 
-def test_cached_tokens_and_cache_names_are_anthropics(otel: Any) -> None:
+def test_cached_tokens_and_cache_names_are_anthropics(rec: Any) -> None:
     traced = _Traced()
     with serving(_Cached) as url:
         traced.client(url).messages.create(**_request())
@@ -183,14 +183,14 @@ def test_cached_tokens_and_cache_names_are_anthropics(otel: Any) -> None:
     assert attrs["gen_ai.usage.input_tokens"] == 15  # anthropic counts cached tokens in
     assert attrs["gen_ai.usage.cache_write.input_tokens"] == 3
     assert not [k for k in attrs if k.startswith("gen_ai.usage.cache_creation")]
-    assert otel.total("gen_ai.client.token.usage", gen_ai__token__type="input") == 1
+    assert rec.total("gen_ai.client.token.usage", gen_ai__token__type="input") == 1
 
 
-def test_tooltaps_own_span_has_one_cache_vocabulary(otel: Any) -> None:
+def test_tooltaps_own_span_has_one_cache_vocabulary(rec: Any) -> None:
     with serving(_Cached) as url:
         client = anthropic.Anthropic(base_url=url, api_key="k", open_telemetry=False)
         client.messages.create(**_request())
-    (span,) = otel.inference_spans()
+    (span,) = rec.inference()
     attrs = dict(span.attributes or {})
     assert span.instrumentation_scope.name == "tooltap"
     assert attrs[sc.GEN_AI_USAGE_CACHE_CREATION_INPUT_TOKENS] == 3  # the conventions' name
@@ -199,7 +199,7 @@ def test_tooltaps_own_span_has_one_cache_vocabulary(otel: Any) -> None:
     assert not [k for k in attrs if k.startswith(other)]
 
 
-def test_vertex_keeps_its_provider_name(otel: Any, sim: Simulator) -> None:
+def test_vertex_keeps_its_provider_name(rec: Any, sim: Simulator) -> None:
     traced = _Traced()
     client = anthropic.AnthropicVertex(
         region="us-east5",
@@ -212,18 +212,18 @@ def test_vertex_keeps_its_provider_name(otel: Any, sim: Simulator) -> None:
     message = client.messages.create(**_request())  # the simulator serves Vertex paths
     assert [b.type for b in message.content] == ["tool_use", "tool_use"]
     assert dict(traced.last().attributes or {})["gen_ai.provider.name"] == "gcp.vertex_ai"
-    (point,) = otel.points("gen_ai.client.operation.duration")
+    (point,) = rec.points("gen_ai.client.operation.duration")
     assert point[0]["gen_ai.provider.name"] == "gcp.vertex_ai"
 
 
 @pytest.mark.parametrize("content_mode", ["metadata_only", "content"])
 def test_stop_sequences_and_messages_follow_anthropics_content_mode(
-    otel: Any, sim: Simulator, content_mode: str
+    rec: Any, sim: Simulator, content_mode: str
 ) -> None:
     tooltap.uninstrument()
     tooltap.instrument(  # tooltap captures content everywhere
-        tracer_provider=otel.tracer_provider,
-        meter_provider=otel.meter_provider,
+        tracer_provider=rec.tracer_provider,
+        meter_provider=rec.meter_provider,
         capture_content="SPAN_AND_EVENT",
     )
     traced = _Traced()
@@ -253,7 +253,7 @@ def test_stop_sequences_and_messages_follow_anthropics_content_mode(
     assert "gen_ai.output.messages" not in dict(traced.last().attributes or {})
 
 
-def test_stop_sequences_stay_off_under_tooltaps_default(otel: Any, sim: Simulator) -> None:
+def test_stop_sequences_stay_off_under_tooltaps_default(rec: Any, sim: Simulator) -> None:
     traced = _Traced()
     _unary(traced.client(sim.anthropic_base_url))
     assert "gen_ai.request.stop_sequences" not in dict(traced.last().attributes or {})

@@ -69,7 +69,7 @@ def create(client: Any, model: str, stream: bool) -> list[Any]:
     ],
 )
 def test_a_turn_is_one_span_with_its_calls(
-    otel: Any,
+    rec: Any,
     sim: Simulator,
     stream: bool,
     cloud: str,
@@ -82,42 +82,42 @@ def test_a_turn_is_one_span_with_its_calls(
 
     assert sim.requests[-1].path.endswith(path_end[stream])
     assert [u.input for u in uses] == [{"key": "height"}, {"key": "weight"}]
-    assert otel.received() == [(u.id, u.name, u.input) for u in uses]
-    (span,) = otel.inference_spans()
+    assert rec.calls() == [(u.id, u.name, u.input) for u in uses]
+    (span,) = rec.inference()
     attrs = dict(span.attributes or {})
     assert attrs["gen_ai.provider.name"] == provider
     assert attrs["gen_ai.request.model"] == model
     assert attrs["gen_ai.response.finish_reasons"] == ("tool_call",)
-    assert otel.total("tooltap.tool_calls", gen_ai__provider__name=provider) == 2
+    assert rec.total("tooltap.tool_calls", gen_ai__provider__name=provider) == 2
 
 
-def test_a_bedrock_exception_mid_stream_fails_the_call(otel: Any, sim: Simulator) -> None:
+def test_a_bedrock_exception_mid_stream_fails_the_call(rec: Any, sim: Simulator) -> None:
     sim.inject(Fault("error_event"), dialect="anthropic.messages")
     with pytest.raises(anthropic.APIStatusError):
         create(bedrock_client(sim), BEDROCK_MODEL, True)
 
-    (span,) = otel.inference_spans()
+    (span,) = rec.inference()
     assert span.status.status_code.name == "ERROR"
     assert span.attributes["error.type"] == "server_error"  # modelStreamErrorException
-    problems = [e.problem for e in otel.events if isinstance(e, tooltap.ToolCallProblem)]
+    problems = [e.problem for e in rec.events if isinstance(e, tooltap.ToolCallProblem)]
     assert ("error_event", "modelStreamErrorException") in [(p.kind, p.detail) for p in problems]
 
 
 def test_a_cut_bedrock_stream_is_a_truncated_call_though_the_sdk_says_nothing(
-    otel: Any, sim: Simulator
+    rec: Any, sim: Simulator
 ) -> None:
     sim.inject(Fault("truncate_args"), dialect="anthropic.messages")
     create(bedrock_client(sim), BEDROCK_MODEL, True)  # the SDK ends quietly at the cut
 
-    kinds = [e.problem.kind for e in otel.events if isinstance(e, tooltap.ToolCallProblem)]
+    kinds = [e.problem.kind for e in rec.events if isinstance(e, tooltap.ToolCallProblem)]
     assert kinds == ["truncated_json", "truncated_stream"]
-    assert [name for _, name, _ in otel.received()] == ["lookup_demo_value"]
-    (span,) = otel.inference_spans()
+    assert [name for _, name, _ in rec.calls()] == ["lookup_demo_value"]
+    (span,) = rec.inference()
     assert span.attributes["error.type"] == "truncated_stream"
 
 
 def test_raw_httpx_to_bedrock_invoke_stream_is_seen_without_an_sdk(
-    otel: Any, sim: Simulator
+    rec: Any, sim: Simulator
 ) -> None:
     path = f"/model/{BEDROCK_MODEL}/invoke-with-response-stream"
     body = {"anthropic_version": "bedrock-2023-05-31", "max_tokens": 100, "messages": MESSAGES}
@@ -130,28 +130,28 @@ def test_raw_httpx_to_bedrock_invoke_stream_is_seen_without_an_sdk(
     assert response.headers["content-type"] == "application/vnd.amazon.eventstream"
     messages = EventStreamDecoder().feed(raw)  # the app read the event-stream as sent
     assert messages and {m.headers[":event-type"] for m in messages} == {"chunk"}
-    (span,) = otel.inference_spans()
+    (span,) = rec.inference()
     attrs = dict(span.attributes or {})
     assert (attrs["gen_ai.provider.name"], attrs["gen_ai.request.model"]) == (
         "aws.bedrock",
         BEDROCK_MODEL,
     )
     assert attrs["gen_ai.request.stream"] is True
-    assert [name for _, name, _ in otel.received()] == ["lookup_demo_value"] * 2
+    assert [name for _, name, _ in rec.calls()] == ["lookup_demo_value"] * 2
 
 
 def test_raw_httpx_to_vertex_stream_raw_predict_is_seen_without_an_sdk(
-    otel: Any, sim: Simulator
+    rec: Any, sim: Simulator
 ) -> None:
     path = f"/v1/projects/p/locations/us-east5/publishers/anthropic/models/{VERTEX_MODEL}"
     body = {"anthropic_version": "vertex-2023-10-16", "max_tokens": 100, "stream": True}
     with httpx.Client(base_url=sim.url) as http:
         http.post(path + ":streamRawPredict", json={**body, "messages": MESSAGES, "tools": TOOLS})
 
-    (span,) = otel.inference_spans()
+    (span,) = rec.inference()
     attrs = dict(span.attributes or {})
     assert (attrs["gen_ai.provider.name"], attrs["gen_ai.request.model"]) == (
         "gcp.vertex_ai",
         VERTEX_MODEL,
     )
-    assert [name for _, name, _ in otel.received()] == ["lookup_demo_value"] * 2
+    assert [name for _, name, _ in rec.calls()] == ["lookup_demo_value"] * 2

@@ -81,12 +81,12 @@ STREAM = [pytest.param(s, id="stream" if s else "json") for s in (False, True)]
 
 
 @pytest.mark.parametrize("stream", STREAM)
-def test_a_turn_is_one_span_with_its_calls(otel: Any, sim: Simulator, stream: bool) -> None:
+def test_a_turn_is_one_span_with_its_calls(rec: Any, sim: Simulator, stream: bool) -> None:
     uses = converse(client(sim), USER, stream)
 
     assert [u["input"] for u in uses] == [{"key": "height"}, {"key": "weight"}]
-    assert otel.received() == [(u["toolUseId"], u["name"], u["input"]) for u in uses]
-    (span,) = otel.inference_spans()
+    assert rec.calls() == [(u["toolUseId"], u["name"], u["input"]) for u in uses]
+    (span,) = rec.inference()
     attrs = dict(span.attributes or {})
     assert attrs["gen_ai.provider.name"] == "aws.bedrock"
     assert attrs["gen_ai.request.model"] == MODEL
@@ -94,12 +94,12 @@ def test_a_turn_is_one_span_with_its_calls(otel: Any, sim: Simulator, stream: bo
     assert attrs["gen_ai.response.finish_reasons"] == ("tool_call",)
     assert attrs["gen_ai.usage.input_tokens"] > 0
     assert span.status.status_code.name == "UNSET"
-    assert otel.total("tooltap.tool_calls", gen_ai__provider__name="aws.bedrock") == 2
+    assert rec.total("tooltap.tool_calls", gen_ai__provider__name="aws.bedrock") == 2
 
 
 @pytest.mark.parametrize("stream", STREAM)
 def test_results_in_the_next_turn_end_the_tool_spans(
-    otel: Any, sim: Simulator, stream: bool
+    rec: Any, sim: Simulator, stream: bool
 ) -> None:
     bedrock = client(sim)
     uses = converse(bedrock, USER, stream)
@@ -112,20 +112,20 @@ def test_results_in_the_next_turn_end_the_tool_spans(
     response = bedrock.converse(modelId=MODEL, messages=turn, toolConfig=TOOLS)
 
     assert response["stopReason"] == "end_turn"
-    tool_spans = otel.tool_spans()
+    tool_spans = rec.tools()
     assert sorted(s.attributes["gen_ai.tool.call.id"] for s in tool_spans) == sorted(
         u["toolUseId"] for u in uses
     )
-    assert len(otel.inference_spans()) == 2
+    assert len(rec.inference()) == 2
 
 
 @pytest.mark.parametrize("stream", STREAM)
-def test_botocore_retries_are_counted_on_one_span(otel: Any, sim: Simulator, stream: bool) -> None:
+def test_botocore_retries_are_counted_on_one_span(rec: Any, sim: Simulator, stream: bool) -> None:
     sim.inject(Fault("rate_limit", retry_after=0), dialect=DIALECT)
     uses = converse(client(sim, attempts=2), USER, stream)
 
     assert len(uses) == 2
-    (span,) = otel.inference_spans()
+    (span,) = rec.inference()
     attrs = dict(span.attributes or {})
     assert attrs["http.request.resend_count"] == 1
     assert "error.type" not in attrs
@@ -133,8 +133,8 @@ def test_botocore_retries_are_counted_on_one_span(otel: Any, sim: Simulator, str
     assert [(f["error.type"], f["http.response.status_code"]) for f in failed] == [
         ("rate_limited", 429)
     ]
-    assert otel.total("tooltap.retries", error__type="rate_limited") == 1
-    assert len(otel.received()) == 2
+    assert rec.total("tooltap.retries", error__type="rate_limited") == 1
+    assert len(rec.calls()) == 2
 
 
 @pytest.mark.parametrize(
@@ -147,21 +147,21 @@ def test_botocore_retries_are_counted_on_one_span(otel: Any, sim: Simulator, str
     ],
 )
 def test_a_failed_call_is_one_span_in_error_with_its_class(
-    otel: Any, sim: Simulator, fault: Fault, code: str, error_type: str
+    rec: Any, sim: Simulator, fault: Fault, code: str, error_type: str
 ) -> None:
     sim.inject(fault, dialect=DIALECT)
     with pytest.raises(ClientError) as caught:
         converse(client(sim), USER, False)
 
     assert caught.value.response["Error"]["Code"] == code
-    (span,) = otel.inference_spans()
+    (span,) = rec.inference()
     assert span.status.status_code.name == "ERROR"
     assert span.attributes["error.type"] == error_type
-    (point,) = otel.points("gen_ai.client.operation.duration")
+    (point,) = rec.points("gen_ai.client.operation.duration")
     assert point[0]["error.type"] == error_type
 
 
-def test_a_stream_error_event_fails_the_call(otel: Any, sim: Simulator) -> None:
+def test_a_stream_error_event_fails_the_call(rec: Any, sim: Simulator) -> None:
     sim.inject(Fault("error_event"), dialect=DIALECT)
     bedrock = client(sim)
     response = bedrock.converse_stream(modelId=MODEL, messages=USER, toolConfig=TOOLS)
@@ -169,15 +169,15 @@ def test_a_stream_error_event_fails_the_call(otel: Any, sim: Simulator) -> None:
         list(response["stream"])
 
     assert caught.value.response["Error"]["Code"] == "modelStreamErrorException"
-    (span,) = otel.inference_spans()
+    (span,) = rec.inference()
     assert span.attributes["error.type"] == "server_error"
-    problems = [e for e in otel.events if isinstance(e, tooltap.ToolCallProblem)]
+    problems = [e for e in rec.events if isinstance(e, tooltap.ToolCallProblem)]
     assert "error_event" in [p.problem.kind for p in problems]
-    assert otel.received() == []
+    assert rec.calls() == []
 
 
 def test_a_cut_stream_is_a_truncated_call_though_boto3_says_nothing(
-    otel: Any, sim: Simulator
+    rec: Any, sim: Simulator
 ) -> None:
     sim.inject(Fault("truncate_args"), dialect=DIALECT)
     bedrock = client(sim)
@@ -185,16 +185,16 @@ def test_a_cut_stream_is_a_truncated_call_though_boto3_says_nothing(
     events = list(response["stream"])  # boto3 ends the iteration quietly at the cut
 
     assert not any("messageStop" in e for e in events)
-    kinds = [e.problem.kind for e in otel.events if isinstance(e, tooltap.ToolCallProblem)]
+    kinds = [e.problem.kind for e in rec.events if isinstance(e, tooltap.ToolCallProblem)]
     assert kinds == ["truncated_json", "truncated_stream"]
-    assert [name for _, name, _ in otel.received()] == ["lookup_demo_value"]  # the first only
-    (span,) = otel.inference_spans()
+    assert [name for _, name, _ in rec.calls()] == ["lookup_demo_value"]  # the first only
+    (span,) = rec.inference()
     assert span.attributes["error.type"] == "truncated_stream"
 
 
 @pytest.mark.parametrize("size", [1, 7, 64])
 def test_any_chunking_yields_what_it_yields_uninstrumented(
-    otel: Any, sim: Simulator, size: int
+    rec: Any, sim: Simulator, size: int
 ) -> None:
     def events() -> list[Any]:
         sim.inject(Fault("chunk_size", size=size), dialect=DIALECT)
@@ -204,24 +204,24 @@ def test_any_chunking_yields_what_it_yields_uninstrumented(
     seen = events()
     tooltap.uninstrument()
     bare = events()
-    otel.instrument()
+    rec.instrument()
 
     assert [list(e) for e in seen] == [list(e) for e in bare]
     uses = accumulate(seen)
-    assert [(c, n, a) for c, n, a in otel.received()] == [
+    assert [(c, n, a) for c, n, a in rec.calls()] == [
         (u["toolUseId"], u["name"], u["input"]) for u in uses
     ]
 
 
-def test_other_operations_pass_through(otel: Any, sim: Simulator) -> None:
+def test_other_operations_pass_through(rec: Any, sim: Simulator) -> None:
     with pytest.raises(ClientError):
         client(sim).apply_guardrail(
             guardrailIdentifier="g", guardrailVersion="1", source="INPUT", content=[]
         )
-    assert otel.inference_spans() == []
+    assert rec.inference() == []
 
 
-def test_uninstrument_removes_the_botocore_wrappers(otel: Any, sim: Simulator) -> None:
+def test_uninstrument_removes_the_botocore_wrappers(rec: Any, sim: Simulator) -> None:
     import botocore.client
     import botocore.endpoint
     import wrapt
@@ -240,19 +240,19 @@ def test_uninstrument_removes_the_botocore_wrappers(otel: Any, sim: Simulator) -
     try:
         assert wrapped() == [False, False]
         assert len(converse(client(sim), USER, True)) == 2
-        assert otel.inference_spans() == []
+        assert rec.inference() == []
     finally:
-        otel.instrument()
+        rec.instrument()
 
 
 @pytest.mark.parametrize("stream", STREAM)
 def test_content_capture_records_converse_messages_and_the_answer(
-    otel: Any, sim: Simulator, stream: bool
+    rec: Any, sim: Simulator, stream: bool
 ) -> None:
     tooltap.uninstrument()
     tooltap.instrument(
-        tracer_provider=otel.tracer_provider,
-        meter_provider=otel.meter_provider,
+        tracer_provider=rec.tracer_provider,
+        meter_provider=rec.meter_provider,
         capture_content="SPAN_ONLY",
     )
     bedrock = client(sim)
@@ -275,7 +275,7 @@ def test_content_capture_records_converse_messages_and_the_answer(
         text = "".join(b.get("text", "") for b in response["output"]["message"]["content"])
 
     assert text == "You are 170 cm tall and weigh 70 kg."
-    _, answer_span = otel.inference_spans()
+    _, answer_span = rec.inference()
     (answer,) = json.loads(answer_span.attributes["gen_ai.output.messages"])
     assert [p for p in answer["parts"] if p["type"] == "text"] == [
         {"type": "text", "content": text}

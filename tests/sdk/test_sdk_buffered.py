@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 
 import tooltap
-from tests.sdk.conftest import Recorder
+from tests.recorder import Recorder
 from tests.sdk.drivers import DRIVERS, resolve
 from tooltap.simulator import Fault, Simulator
 
@@ -27,22 +27,22 @@ PROBLEMS = "tooltap.stream.problems"
 
 
 @pytest.fixture
-def buffered_otel(otel: Recorder) -> Iterator[Recorder]:
-    """``otel`` re-instrumented with a short ``stream_buffered_wait``."""
+def buffered_otel(rec: Recorder) -> Iterator[Recorder]:
+    """``rec`` re-instrumented with a short ``stream_buffered_wait``."""
     tooltap.uninstrument()
     tooltap.instrument(
-        tracer_provider=otel.tracer_provider,
-        meter_provider=otel.meter_provider,
+        tracer_provider=rec.tracer_provider,
+        meter_provider=rec.meter_provider,
         stream_buffered_wait=WAIT,
         stream_buffered_events=EVENTS,
     )
-    yield otel
+    yield rec
 
 
-def _problem_events(otel: Recorder) -> list[dict[str, Any]]:
+def _problem_events(rec: Recorder) -> list[dict[str, Any]]:
     return [
         dict(e.attributes or {})
-        for s in otel.inference_spans()
+        for s in rec.inference()
         for e in s.events
         if e.name == "tooltap.problem"
         and (e.attributes or {}).get("tooltap.problem.kind") == "stream_buffered"
@@ -63,7 +63,7 @@ async def test_a_buffered_stream_is_a_problem(
     assert len(items) >= 2
     assert buffered_otel.total(PROBLEMS, tooltap__problem__kind="stream_buffered") == 1
     (event,) = _problem_events(buffered_otel)
-    (span,) = buffered_otel.inference_spans()
+    (span,) = buffered_otel.inference()
     assert span.status.is_ok  # not a failure: the response is whole
     assert "tooltap.problem.detail" not in event  # content capture is off
 
@@ -74,7 +74,7 @@ async def test_a_normal_stream_is_not(buffered_otel: Recorder, sim: Simulator, n
     _, items = await driver.raw(driver.client(sim, sync=True), True)
     assert len(items) >= 2
     assert buffered_otel.total(PROBLEMS, tooltap__problem__kind="stream_buffered") == 0
-    assert buffered_otel.inference_spans()
+    assert buffered_otel.inference()
 
 
 async def test_a_reader_that_starts_late_is_not(buffered_otel: Recorder, sim: Simulator) -> None:
@@ -91,17 +91,17 @@ async def test_a_reader_that_starts_late_is_not(buffered_otel: Recorder, sim: Si
     assert buffered_otel.total("gen_ai.client.operation.time_to_first_chunk") == 1
 
 
-async def test_fewer_events_than_the_threshold_are_not(otel: Recorder, sim: Simulator) -> None:
+async def test_fewer_events_than_the_threshold_are_not(rec: Recorder, sim: Simulator) -> None:
     """The same burst with ``stream_buffered_events`` above its event count: not counted."""
     tooltap.uninstrument()
     tooltap.instrument(
-        tracer_provider=otel.tracer_provider,
-        meter_provider=otel.meter_provider,
+        tracer_provider=rec.tracer_provider,
+        meter_provider=rec.meter_provider,
         stream_buffered_wait=WAIT,
         stream_buffered_events=10_000,
     )
     sim.inject(Fault("buffered", seconds=WAIT + 0.2))
     driver = DRIVERS["anthropic"]
     await driver.raw(driver.client(sim, sync=True), True)
-    assert otel.total(PROBLEMS, tooltap__problem__kind="stream_buffered") == 0
-    assert otel.inference_spans()
+    assert rec.total(PROBLEMS, tooltap__problem__kind="stream_buffered") == 0
+    assert rec.inference()

@@ -49,12 +49,12 @@ def chat(co: cohere.ClientV2, messages: list[Any], stream: bool, **options: Any)
 
 @pytest.mark.parametrize("stream", STREAM)
 def test_a_conversation_is_one_span_per_turn_and_its_calls_answered(
-    otel: Any, sim: Simulator, stream: bool
+    rec: Any, sim: Simulator, stream: bool
 ) -> None:
     co = client(sim)
     calls = chat(co, USER, stream)
 
-    assert otel.received() == [(i, n, json.loads(a)) for i, n, a in calls]
+    assert rec.calls() == [(i, n, json.loads(a)) for i, n, a in calls]
     assistant = {
         "role": "assistant",
         "tool_plan": "Looking up.",
@@ -74,59 +74,59 @@ def test_a_conversation_is_one_span_per_turn_and_its_calls_answered(
     final = co.chat(model=MODEL, messages=[*USER, assistant, *results], tools=TOOLS)
 
     assert final.finish_reason == "COMPLETE"
-    first, last = otel.inference_spans()
+    first, last = rec.inference()
     assert first.attributes["gen_ai.provider.name"] == "cohere"
     assert first.attributes["gen_ai.request.stream"] is stream
     assert first.attributes["gen_ai.response.finish_reasons"] == ("tool_call",)
     assert last.attributes["gen_ai.response.finish_reasons"] == ("stop",)
-    assert sorted(s.attributes["gen_ai.tool.call.id"] for s in otel.tool_spans()) == sorted(
+    assert sorted(s.attributes["gen_ai.tool.call.id"] for s in rec.tools()) == sorted(
         i for i, _, _ in calls
     )
 
 
-def test_the_clients_retries_are_one_span(otel: Any, sim: Simulator) -> None:
+def test_the_clients_retries_are_one_span(rec: Any, sim: Simulator) -> None:
     sim.inject(Fault("rate_limit", retry_after=0.05), dialect=DIALECT)
     calls = chat(client(sim), USER, False)
 
     assert len(calls) == 2 and len(sim.requests) == 2
-    (span,) = otel.inference_spans()
+    (span,) = rec.inference()
     assert span.attributes["http.request.resend_count"] == 1
     assert "error.type" not in span.attributes
-    assert otel.total("tooltap.retries", error__type="rate_limited") == 1
+    assert rec.total("tooltap.retries", error__type="rate_limited") == 1
 
 
-def test_a_failed_call_is_classed(otel: Any, sim: Simulator) -> None:
+def test_a_failed_call_is_classed(rec: Any, sim: Simulator) -> None:
     sim.inject(Fault("server_error", status=500), dialect=DIALECT)
     with pytest.raises(cohere.core.ApiError):
         chat(client(sim), USER, False, request_options={"max_retries": 0})
 
-    (span,) = otel.inference_spans()
+    (span,) = rec.inference()
     assert span.status.status_code.name == "ERROR"
     assert span.attributes["error.type"] == "server_error"
 
 
-def test_an_error_finish_mid_stream_fails_the_call(otel: Any, sim: Simulator) -> None:
+def test_an_error_finish_mid_stream_fails_the_call(rec: Any, sim: Simulator) -> None:
     sim.inject(Fault("error_event"), dialect=DIALECT)
     chat(client(sim), USER, True)  # the client hands the events on; message-end says ERROR
 
-    (span,) = otel.inference_spans()
+    (span,) = rec.inference()
     assert span.attributes["error.type"] == "stream_error_event"
-    kinds = [e.problem.kind for e in otel.events if isinstance(e, tooltap.ToolCallProblem)]
+    kinds = [e.problem.kind for e in rec.events if isinstance(e, tooltap.ToolCallProblem)]
     assert "error_event" in kinds and "truncated_json" in kinds
-    assert otel.received() == []
+    assert rec.calls() == []
 
 
-def test_a_cut_stream_is_a_truncated_call(otel: Any, sim: Simulator) -> None:
+def test_a_cut_stream_is_a_truncated_call(rec: Any, sim: Simulator) -> None:
     sim.inject(Fault("truncate_args"), dialect=DIALECT)
     with contextlib.suppress(Exception):  # whether the client raises at the cut is its own
         chat(client(sim), USER, True)
 
-    kinds = [e.problem.kind for e in otel.events if isinstance(e, tooltap.ToolCallProblem)]
+    kinds = [e.problem.kind for e in rec.events if isinstance(e, tooltap.ToolCallProblem)]
     assert kinds == ["truncated_json", "truncated_stream"]
-    assert [name for _, name, _ in otel.received()] == ["lookup_demo_value"]
+    assert [name for _, name, _ in rec.calls()] == ["lookup_demo_value"]
 
 
-async def test_the_async_client_retries_on_one_span(otel: Any, sim: Simulator) -> None:
+async def test_the_async_client_retries_on_one_span(rec: Any, sim: Simulator) -> None:
     sim.inject(Fault("rate_limit", retry_after=0.05), dialect=DIALECT)
     co = cohere.AsyncClientV2(api_key="not-a-key", base_url=sim.cohere_base_url)
     response = await co.chat(model=MODEL, messages=USER, tools=TOOLS)
@@ -135,17 +135,17 @@ async def test_the_async_client_retries_on_one_span(otel: Any, sim: Simulator) -
         (c.id, c.function.name, json.loads(c.function.arguments))
         for c in response.message.tool_calls
     ]
-    assert otel.received() == calls
-    (span,) = otel.inference_spans()
+    assert rec.calls() == calls
+    (span,) = rec.inference()
     assert span.attributes["http.request.resend_count"] == 1
     assert span.attributes["gen_ai.provider.name"] == "cohere"
 
 
-def test_content_capture_records_the_streamed_answer(otel: Any, sim: Simulator) -> None:
+def test_content_capture_records_the_streamed_answer(rec: Any, sim: Simulator) -> None:
     tooltap.uninstrument()
     tooltap.instrument(
-        tracer_provider=otel.tracer_provider,
-        meter_provider=otel.meter_provider,
+        tracer_provider=rec.tracer_provider,
+        meter_provider=rec.meter_provider,
         capture_content="SPAN_ONLY",
     )
     co = client(sim)
@@ -164,7 +164,7 @@ def test_content_capture_records_the_streamed_answer(otel: Any, sim: Simulator) 
         if e.type == "content-delta"
     )
 
-    _, answer_span = otel.inference_spans()
+    _, answer_span = rec.inference()
     (answer,) = json.loads(answer_span.attributes["gen_ai.output.messages"])
     assert [p for p in answer["parts"] if p["type"] == "text"] == [
         {"type": "text", "content": text}

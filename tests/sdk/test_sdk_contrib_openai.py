@@ -22,10 +22,10 @@ STREAM = [pytest.param(s, id="stream" if s else "whole") for s in (True, False)]
 
 
 @pytest.fixture
-def contrib(otel: Any) -> Iterator[None]:
+def contrib(rec: Any) -> Iterator[None]:
     """openai-v2 instrumented into the same providers as tooltap."""
     OpenAIInstrumentor().instrument(
-        tracer_provider=otel.tracer_provider, meter_provider=otel.meter_provider
+        tracer_provider=rec.tracer_provider, meter_provider=rec.meter_provider
     )
     try:
         yield
@@ -33,8 +33,8 @@ def contrib(otel: Any) -> Iterator[None]:
         OpenAIInstrumentor().uninstrument()
 
 
-def _scopes(otel: Any, name: str) -> set[str]:
-    data = otel.reader.get_metrics_data()
+def _scopes(rec: Any, name: str) -> set[str]:
+    data = rec.reader.get_metrics_data()
     return {
         scope.scope.name
         for resource in data.resource_metrics
@@ -47,14 +47,14 @@ def _scopes(otel: Any, name: str) -> set[str]:
 @pytest.mark.parametrize("stream", STREAM)
 @pytest.mark.parametrize("sync", SYNC)
 async def test_one_chat_span_per_call_carrying_tooltaps_data(
-    otel: Any, contrib: None, sim: Simulator, sync: bool, stream: bool, double_end: None
+    rec: Any, contrib: None, sim: Simulator, sync: bool, stream: bool, double_end: None
 ) -> None:
     driver = DRIVERS["openai.chat"]
     client = driver.client(sim, sync=sync)
     turn = await driver.turn1(client, stream)
     assert turn.calls
 
-    spans = [s for s in otel.spans() if s.name.startswith("chat")]
+    spans = [s for s in rec.spans() if s.name.startswith("chat")]
     assert len(spans) == 1, [(s.name, s.instrumentation_scope.name) for s in spans]
     (span,) = spans
     assert span.instrumentation_scope.name != "tooltap"  # contrib's span, adopted
@@ -63,30 +63,30 @@ async def test_one_chat_span_per_call_carrying_tooltaps_data(
     # (it would have set gen_ai.request.stream on a span of its own), only the tool spans
     assert "gen_ai.request.stream" not in attrs
     tooltap.flush()  # the calls, never answered, end as orphaned
-    tools = otel.tool_spans()
+    tools = rec.tools()
     assert {t.attributes["gen_ai.tool.call.id"] for t in tools} == {c[0] for c in turn.calls}
     assert all(t.parent.span_id == span.context.span_id for t in tools)
     # tooltap's histograms stay under its own scope, once per call
-    assert otel.total("tooltap.tool_calls", tooltap__outcome="ok") == len(turn.calls)
+    assert rec.total("tooltap.tool_calls", tooltap__outcome="ok") == len(turn.calls)
     tooltap_points = [
         p
-        for p in otel.points("gen_ai.client.operation.duration")
+        for p in rec.points("gen_ai.client.operation.duration")
         if p[0].get("gen_ai.request.stream") is None
     ]
     assert tooltap_points
-    assert "tooltap" in _scopes(otel, "gen_ai.client.operation.duration")
+    assert "tooltap" in _scopes(rec, "gen_ai.client.operation.duration")
 
 
 @pytest.mark.parametrize("sync", SYNC)
 async def test_a_failed_call_is_one_span_in_error(
-    otel: Any, contrib: None, sim: Simulator, sync: bool
+    rec: Any, contrib: None, sim: Simulator, sync: bool
 ) -> None:
     sim.inject(Fault("rate_limit"), dialect="openai.chat")
     driver = DRIVERS["openai.chat"]
     client = driver.client(sim, sync=sync, max_retries=0)
     with pytest.raises(Exception, match=r"429|rate"):
         await driver.turn1(client, False)
-    spans = [s for s in otel.spans() if s.name.startswith("chat")]
+    spans = [s for s in rec.spans() if s.name.startswith("chat")]
     assert len(spans) == 1
     events = [e.name for e in spans[0].events]
     assert "gen_ai.client.attempt.failed" in events  # tooltap's event on contrib's span

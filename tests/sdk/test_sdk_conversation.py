@@ -24,15 +24,15 @@ MODES = [
 @pytest.mark.parametrize("name", list(DRIVERS))
 @pytest.mark.parametrize(("sync", "stream"), MODES)
 async def test_lookup_conversation(
-    otel: Any, sim: Simulator, name: str, sync: bool, stream: bool
+    rec: Any, sim: Simulator, name: str, sync: bool, stream: bool
 ) -> None:
     driver = DRIVERS[name]
-    client = driver.client(sim, sync=sync, tracer_provider=otel.tracer_provider)
+    client = driver.client(sim, sync=sync, tracer_provider=rec.tracer_provider)
 
     turn = await driver.turn1(client, stream)
 
     # Turn 1: one inference span, ended, with the request's attributes.
-    (first,) = otel.inference_spans()
+    (first,) = rec.inference()
     attrs = dict(first.attributes or {})
     assert first.kind is SpanKind.CLIENT
     assert attrs["gen_ai.operation.name"] == (
@@ -57,23 +57,23 @@ async def test_lookup_conversation(
     # What samplers see: the (S) attributes are there when the span starts.
     sampling = ("gen_ai.operation.name", "gen_ai.provider.name", "gen_ai.request.model")
     sampling += ("server.address", "server.port")
-    assert {k: otel.at_start(first)[k] for k in sampling} == {k: attrs[k] for k in sampling}
+    assert {k: rec.at_start(first)[k] for k in sampling} == {k: attrs[k] for k in sampling}
     if name == "anthropic.traced":  # anthropic's own span, adopted: still exactly one
         assert first.instrumentation_scope.name == "com.anthropic.sdk.python"
     else:
         assert first.instrumentation_scope.name == "tooltap"
 
     # The calls tooltap reported are the ones the SDK assembled, in order.
-    assert otel.received() == turn.calls
+    assert rec.calls() == turn.calls
     assert [args["key"] for _, _, args in turn.calls] == ["height", "weight"]
-    assert otel.tool_spans() == []  # still open: no result sent yet
+    assert rec.tools() == []  # still open: no result sent yet
 
     text = await driver.turn2(client, stream, turn)
     assert "170" in text and "70 kg" in text
 
-    second = [s for s in otel.inference_spans() if s is not first]
+    second = [s for s in rec.inference() if s is not first]
     assert len(second) == 1
-    tools = otel.tool_spans()
+    tools = rec.tools()
     assert sorted(s.attributes["gen_ai.tool.call.id"] for s in tools) == sorted(
         cid for cid, _, _ in turn.calls
     )
@@ -84,9 +84,9 @@ async def test_lookup_conversation(
     linked = {link.context.span_id for link in second[0].links}
     assert linked == {s.context.span_id for s in tools}
 
-    assert otel.total("tooltap.tool_calls", tooltap__outcome="ok") == 2
-    assert otel.total("tooltap.tool_results", tooltap__result="ok") == 2
-    assert otel.total("gen_ai.client.operation.duration") == 2
+    assert rec.total("tooltap.tool_calls", tooltap__outcome="ok") == 2
+    assert rec.total("tooltap.tool_results", tooltap__result="ok") == 2
+    assert rec.total("gen_ai.client.operation.duration") == 2
 
 
 STRICT = {**SCHEMA, "additionalProperties": False}
@@ -133,14 +133,14 @@ ENTRY_POINTS = {
 @pytest.mark.parametrize("entry", list(ENTRY_POINTS))
 @pytest.mark.parametrize("sync", [True, False], ids=["sync", "async"])
 async def test_other_entry_points_are_one_call(
-    otel: Any, sim: Simulator, entry: str, sync: bool
+    rec: Any, sim: Simulator, entry: str, sync: bool
 ) -> None:
     name, call = ENTRY_POINTS[entry]
-    client = DRIVERS[name].client(sim, sync=sync, tracer_provider=otel.tracer_provider)
+    client = DRIVERS[name].client(sim, sync=sync, tracer_provider=rec.tracer_provider)
 
     calls = await call(client)
 
     assert [args["key"] for _, _, args in calls] == ["height", "weight"]
-    assert otel.received() == calls
-    (span,) = otel.inference_spans()
+    assert rec.calls() == calls
+    (span,) = rec.inference()
     assert span.attributes["gen_ai.provider.name"] == DRIVERS[name].provider

@@ -179,15 +179,15 @@ async def conversation(api: Any, client: Any, questions: tuple[str, ...], delive
     return history
 
 
-def check(otel: Any, delivered: Delivered) -> None:
+def check(rec: Any, delivered: Delivered) -> None:
     """One ok span per delivered call, under its response's inference span; nothing else."""
     import tooltap
 
     tooltap.flush()
     inference = {s.context.span_id: (s.attributes or {}).get("gen_ai.response.id")
-                 for s in otel.inference_spans()}  # fmt: skip
+                 for s in rec.inference()}  # fmt: skip
     by_response: dict[str, Counter[tuple[str | None, str]]] = {}
-    for span in otel.tool_spans():
+    for span in rec.tools():
         attrs = dict(span.attributes or {})
         assert attrs["tooltap.result"] == "ok", attrs
         assert span.parent is not None and span.parent.span_id in inference
@@ -198,25 +198,25 @@ def check(otel: Any, delivered: Delivered) -> None:
     assert by_response == wanted
     calls = sum(len(c) for c in delivered.values())
     assert calls > 0
-    assert otel.total("tooltap.tool_results", tooltap__result="ok") == calls
-    assert otel.total("tooltap.tool_results") == calls  # no orphaned, duplicate, unknown_call
-    assert otel.total("tooltap.tool_calls") == calls
+    assert rec.total("tooltap.tool_results", tooltap__result="ok") == calls
+    assert rec.total("tooltap.tool_results") == calls  # no orphaned, duplicate, unknown_call
+    assert rec.total("tooltap.tool_calls") == calls
 
 
 @pytest.mark.parametrize(("dialect", "mode"), COMBOS)
 async def test_sequential_conversations_with_follow_ups(
-    otel: Any, sims: dict[str, Simulator], dialect: str, mode: str
+    rec: Any, sims: dict[str, Simulator], dialect: str, mode: str
 ) -> None:
     api, delivered, lock = APIS[dialect], {}, threading.Lock()
     client = make_client(dialect, sims[mode], sync=True)
     for _ in range(20):
         await conversation(api, client, QUESTIONS, delivered, lock)
-    check(otel, delivered)
+    check(rec, delivered)
 
 
 @pytest.mark.parametrize(("dialect", "mode"), COMBOS)
 def test_threads_of_sync_clients(
-    otel: Any, sims: dict[str, Simulator], dialect: str, mode: str
+    rec: Any, sims: dict[str, Simulator], dialect: str, mode: str
 ) -> None:
     api, delivered, lock = APIS[dialect], {}, threading.Lock()
     errors: list[BaseException] = []
@@ -237,23 +237,23 @@ def test_threads_of_sync_clients(
     for thread in threads:
         thread.join(60)
     assert errors == []
-    check(otel, delivered)
+    check(rec, delivered)
 
 
 @pytest.mark.parametrize(("dialect", "mode"), COMBOS)
 async def test_concurrent_asyncio_conversations(
-    otel: Any, sims: dict[str, Simulator], dialect: str, mode: str
+    rec: Any, sims: dict[str, Simulator], dialect: str, mode: str
 ) -> None:
     api, delivered, lock = APIS[dialect], {}, threading.Lock()
     client = make_client(dialect, sims[mode], sync=False)
     await asyncio.gather(
         *(conversation(api, client, QUESTIONS[:1], delivered, lock) for _ in range(50))
     )
-    check(otel, delivered)
+    check(rec, delivered)
 
 
 async def test_rewritten_responses_call_ids_still_match(
-    otel: Any, sims: dict[str, Simulator]
+    rec: Any, sims: dict[str, Simulator]
 ) -> None:
     """pydantic-ai sends ``call_id: "resp_…:call_0"`` back, keeping the item id ``fc_…``."""
     api, delivered, lock = APIS["openai.responses"], {}, threading.Lock()
@@ -261,34 +261,34 @@ async def test_rewritten_responses_call_ids_still_match(
     await asyncio.gather(
         *(conversation(api, client, QUESTIONS, delivered, lock, rewrite=True) for _ in range(5))
     )
-    check(otel, delivered)
+    check(rec, delivered)
 
 
 @pytest.mark.parametrize("dialect", list(APIS))
 async def test_planted_duplicates_are_counted_exactly_and_retries_count_nothing(
-    otel: Any, sims: dict[str, Simulator], dialect: str
+    rec: Any, sims: dict[str, Simulator], dialect: str
 ) -> None:
     api, delivered, lock = APIS[dialect], {}, threading.Lock()
     mode = "none" if dialect == "google.genai" else "numbered"
     client = make_client(dialect, sims[mode], sync=True)
     history = await conversation(api, client, QUESTIONS[:1], delivered, lock)
     answered = history[:-1]  # ... the question, the calls and their results
-    ok = otel.total("tooltap.tool_results", tooltap__result="ok")
+    ok = rec.total("tooltap.tool_results", tooltap__result="ok")
 
     await api_call(api, client, answered)  # the same request retried: nothing new
-    assert otel.total("tooltap.tool_results") == ok
+    assert rec.total("tooltap.tool_results") == ok
 
     twice = doubled(dialect, answered)
     await api_call(api, client, twice, fails=True)  # the last result sent twice in one request
-    assert otel.total("tooltap.tool_results", tooltap__result="duplicate") == 1
-    planted = otel.total("tooltap.tool_results", tooltap__result="duplicate")
+    assert rec.total("tooltap.tool_results", tooltap__result="duplicate") == 1
+    planted = rec.total("tooltap.tool_results", tooltap__result="duplicate")
     await api_call(api, client, twice, fails=True)  # ... and that request retried
-    assert otel.total("tooltap.tool_results", tooltap__result="duplicate") == planted
+    assert rec.total("tooltap.tool_results", tooltap__result="duplicate") == planted
 
     await api_call(api, client, changed(dialect, answered))  # a different result: one more
-    assert otel.total("tooltap.tool_results", tooltap__result="duplicate") == planted + 1
-    assert otel.total("tooltap.tool_results", tooltap__result="unknown_call") == 0
-    assert otel.total("tooltap.tool_results", tooltap__result="ok") == ok
+    assert rec.total("tooltap.tool_results", tooltap__result="duplicate") == planted + 1
+    assert rec.total("tooltap.tool_results", tooltap__result="unknown_call") == 0
+    assert rec.total("tooltap.tool_results", tooltap__result="ok") == ok
 
 
 async def api_call(api: Any, client: Any, history: list[Any], fails: bool = False) -> None:

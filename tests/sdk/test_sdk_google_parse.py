@@ -26,7 +26,7 @@ class Unparsable(ValueError):
 
 @pytest.mark.parametrize("sync", SYNC)
 async def test_a_response_the_sdk_cannot_parse_fails_the_span(
-    otel: Any, sim: Simulator, sync: bool, monkeypatch: pytest.MonkeyPatch
+    rec: Any, sim: Simulator, sync: bool, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     def reject(*args: Any, **kwargs: Any) -> Any:
         raise Unparsable("response did not validate")
@@ -36,20 +36,20 @@ async def test_a_response_the_sdk_cannot_parse_fails_the_span(
     client = driver.client(sim, sync=sync)
     with pytest.raises(Unparsable):
         await resolve(client.generate_content(model=driver.model, contents=USER))
-    (span,) = otel.inference_spans()
+    (span,) = rec.inference()
     assert span.status.status_code is StatusCode.ERROR
     error_type = span.attributes["error.type"]
     assert error_type == classify_error(None, {}, None, Unparsable()).error_type
-    (point,) = otel.points("gen_ai.client.operation.duration")
+    (point,) = rec.points("gen_ai.client.operation.duration")
     assert point[0]["error.type"] == error_type
 
 
 @pytest.mark.parametrize("sync", SYNC)
-async def test_a_parsed_response_still_ends_ok(otel: Any, sim: Simulator, sync: bool) -> None:
+async def test_a_parsed_response_still_ends_ok(rec: Any, sim: Simulator, sync: bool) -> None:
     driver = DRIVERS["google"]
     client = driver.client(sim, sync=sync)
     await resolve(client.generate_content(model=driver.model, contents=USER))
-    (span,) = otel.inference_spans()
+    (span,) = rec.inference()
     assert span.status.status_code is StatusCode.UNSET
-    (point,) = otel.points("gen_ai.client.operation.duration")
+    (point,) = rec.points("gen_ai.client.operation.duration")
     assert "error.type" not in point[0]

@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from tests.sdk.conftest import Recorder
+from tests.recorder import Recorder
 from tests.sdk.drivers import DRIVERS
 from tooltap import ToolCall
 from tooltap._telemetry import semconv as sc
@@ -44,12 +44,12 @@ def documented() -> dict[str, set[str]]:
     return rows
 
 
-async def test_recorded_attributes_are_documented(otel: Recorder, sim: Simulator) -> None:
+async def test_recorded_attributes_are_documented(rec: Recorder, sim: Simulator) -> None:
     driver = DRIVERS["openai.chat"]
     client = driver.client(sim, sync=True, max_retries=2)
     sim.inject(Fault("rate_limit", retry_after=0.01), dialect="openai.chat")
     first = await driver.turn1(client, True)
-    for call_id, name, args in otel.received():  # the harness runs each handler
+    for call_id, name, args in rec.calls():  # the harness runs each handler
         with tool_execution(
             ToolCall(name, args, "openai", call_id, 0, dialect="openai.chat")
         ) as execution:
@@ -61,7 +61,7 @@ async def test_recorded_attributes_are_documented(otel: Recorder, sim: Simulator
     assert set(rows) == set(sc.METRICS)
     seen = set()
     for metric in sc.METRICS:
-        for attributes, _ in otel.points(metric):
+        for attributes, _ in rec.points(metric):
             seen.add(metric)
             assert set(attributes) <= rows[metric], (metric, set(attributes) - rows[metric])
     assert seen >= {

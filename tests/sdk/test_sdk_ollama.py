@@ -38,13 +38,13 @@ def chat(client: Any, messages: list[dict[str, Any]], stream: bool) -> list[Any]
 
 @pytest.mark.parametrize("stream", STREAM)
 def test_a_conversation_is_two_spans_and_its_calls_answered(
-    otel: Any, sim: Simulator, stream: bool
+    rec: Any, sim: Simulator, stream: bool
 ) -> None:
     client = ollama.Client(host=sim.ollama_host)
     calls = chat(client, USER, stream)
 
     assert [c.function.arguments for c in calls] == [{"key": "height"}, {"key": "weight"}]
-    assert otel.received() == [(None, c.function.name, dict(c.function.arguments)) for c in calls]
+    assert rec.calls() == [(None, c.function.name, dict(c.function.arguments)) for c in calls]
     turn = [
         *USER,
         {"role": "assistant", "content": "", "tool_calls": [c.model_dump() for c in calls]},
@@ -53,49 +53,49 @@ def test_a_conversation_is_two_spans_and_its_calls_answered(
     final = client.chat(model="llama3.2", messages=turn, tools=TOOLS, stream=False)
 
     assert "1 unit" in final.message.content
-    first, _ = otel.inference_spans()
+    first, _ = rec.inference()
     assert first.attributes["gen_ai.provider.name"] == "ollama"
     assert first.attributes["gen_ai.request.stream"] is stream
     assert first.attributes["gen_ai.response.finish_reasons"] == ("tool_call",)
-    tool_spans = otel.tool_spans()
+    tool_spans = rec.tools()
     assert len(tool_spans) == 2
     assert {s.attributes["tooltap.result"] for s in tool_spans} == {"ok"}  # matched by content
-    assert otel.total("tooltap.tool_calls", gen_ai__provider__name="ollama") == 2
+    assert rec.total("tooltap.tool_calls", gen_ai__provider__name="ollama") == 2
 
 
-def test_a_stream_cut_inside_a_call_is_a_problem(otel: Any, sim: Simulator) -> None:
+def test_a_stream_cut_inside_a_call_is_a_problem(rec: Any, sim: Simulator) -> None:
     sim.inject(Fault("truncate_args"), dialect=DIALECT)
     client = ollama.Client(host=sim.ollama_host)
     with pytest.raises(Exception):  # noqa: B017 - the client fails on the cut line
         chat(client, USER, True)
 
-    kinds = [e.problem.kind for e in otel.events if isinstance(e, tooltap.ToolCallProblem)]
+    kinds = [e.problem.kind for e in rec.events if isinstance(e, tooltap.ToolCallProblem)]
     assert "truncated_json" in kinds
-    assert [name for _, name, _ in otel.received()] == ["lookup_demo_value"]
+    assert [name for _, name, _ in rec.calls()] == ["lookup_demo_value"]
 
 
-def test_an_error_line_fails_the_call(otel: Any, sim: Simulator) -> None:
+def test_an_error_line_fails_the_call(rec: Any, sim: Simulator) -> None:
     sim.inject(Fault("error_event"), dialect=DIALECT)
     with pytest.raises(ollama.ResponseError):
         chat(ollama.Client(host=sim.ollama_host), USER, True)
 
-    (span,) = otel.inference_spans()
+    (span,) = rec.inference()
     assert span.status.status_code.name == "ERROR"
     assert span.attributes["error.type"] == "stream_error_event"
 
 
-def test_a_server_error_is_classed(otel: Any, sim: Simulator) -> None:
+def test_a_server_error_is_classed(rec: Any, sim: Simulator) -> None:
     sim.inject(Fault("overloaded"), dialect=DIALECT)
     with pytest.raises(ollama.ResponseError):
         chat(ollama.Client(host=sim.ollama_host), USER, False)
 
-    (span,) = otel.inference_spans()
+    (span,) = rec.inference()
     assert span.attributes["error.type"] == "overloaded"
 
 
 @pytest.mark.parametrize("size", [1, 13])
 def test_any_chunking_hands_the_app_what_it_gets_uninstrumented(
-    otel: Any, sim: Simulator, size: int
+    rec: Any, sim: Simulator, size: int
 ) -> None:
     def parts() -> list[Any]:
         sim.inject(Fault("chunk_size", size=size), dialect=DIALECT)
@@ -108,13 +108,13 @@ def test_any_chunking_hands_the_app_what_it_gets_uninstrumented(
     seen = parts()
     tooltap.uninstrument()
     bare = parts()
-    otel.instrument()
+    rec.instrument()
     assert seen == bare
-    assert len(otel.received()) == 2
+    assert len(rec.calls()) == 2
 
 
 @pytest.mark.parametrize("stream", STREAM)
-async def test_the_async_client_is_seen_the_same(otel: Any, sim: Simulator, stream: bool) -> None:
+async def test_the_async_client_is_seen_the_same(rec: Any, sim: Simulator, stream: bool) -> None:
     client = ollama.AsyncClient(host=sim.ollama_host)
     if stream:
         parts = await client.chat(model="llama3.2", messages=USER, tools=TOOLS, stream=True)
@@ -123,17 +123,17 @@ async def test_the_async_client_is_seen_the_same(otel: Any, sim: Simulator, stre
         response = await client.chat(model="llama3.2", messages=USER, tools=TOOLS)
         calls = list(response.message.tool_calls or [])
 
-    assert otel.received() == [(None, c.function.name, dict(c.function.arguments)) for c in calls]
-    (span,) = otel.inference_spans()
+    assert rec.calls() == [(None, c.function.name, dict(c.function.arguments)) for c in calls]
+    (span,) = rec.inference()
     assert span.attributes["gen_ai.provider.name"] == "ollama"
     assert span.attributes["gen_ai.request.stream"] is stream
 
 
-def test_content_capture_records_the_streamed_answer(otel: Any, sim: Simulator) -> None:
+def test_content_capture_records_the_streamed_answer(rec: Any, sim: Simulator) -> None:
     tooltap.uninstrument()
     tooltap.instrument(
-        tracer_provider=otel.tracer_provider,
-        meter_provider=otel.meter_provider,
+        tracer_provider=rec.tracer_provider,
+        meter_provider=rec.meter_provider,
         capture_content="SPAN_ONLY",
     )
     client = ollama.Client(host=sim.ollama_host)
@@ -146,7 +146,7 @@ def test_content_capture_records_the_streamed_answer(otel: Any, sim: Simulator) 
     parts = client.chat(model="llama3.2", messages=turn, tools=TOOLS, stream=True)
     text = "".join(p.message.content or "" for p in parts)
 
-    _, answer_span = otel.inference_spans()
+    _, answer_span = rec.inference()
     (answer,) = json.loads(answer_span.attributes["gen_ai.output.messages"])
     assert [p for p in answer["parts"] if p["type"] == "text"] == [
         {"type": "text", "content": text}

@@ -17,9 +17,17 @@ from opentelemetry.instrumentation.utils import suppress_instrumentation
 
 import tooltap
 from tests.sdk.drivers import DRIVERS
-from tooltap._patch import aiohttp_tap, patchset, sdk_anthropic, sdk_google, sdk_openai
+from tooltap import instrumentor
+from tooltap._patch import (
+    aiohttp_tap,
+    httpx_tap,
+    patchset,
+    sdk_anthropic,
+    sdk_google,
+    sdk_openai,
+)
 from tooltap._patch.patchset import Patch, PatchSet
-from tooltap._patch.sdk_common import Call, wrappers
+from tooltap._patch.sdk_call import Call, wrappers
 from tooltap._telemetry.operation import Operation, current_operation
 from tooltap.simulator import Simulator
 
@@ -70,14 +78,14 @@ def test_importing_and_instrumenting_imports_no_sdk() -> None:
     assert done.stdout.split() == ["15"]
 
 
-def test_uninstrument_restores_and_reinstrument_wraps_once(otel: Any) -> None:
+def test_uninstrument_restores_and_reinstrument_wraps_once(rec: Any) -> None:
     assert all(_wrappers_on(cls, name) == 1 for cls, name in TARGETS)
     tooltap.uninstrument()
     try:
         assert [_wrappers_on(cls, name) for cls, name in TARGETS] == [0] * len(TARGETS)
         assert sdk_openai.PATCHES.applied == ()
     finally:
-        otel.instrument()
+        rec.instrument()
     assert [_wrappers_on(cls, name) for cls, name in TARGETS] == [1] * len(TARGETS)
     assert len(aiohttp_tap.PATCHES.applied) == 1
 
@@ -119,7 +127,7 @@ def _call() -> Call:
     return Call("openai.chat", "m", "127.0.0.1", 1, stream=False)
 
 
-async def test_app_exception_leaves_as_the_same_object(otel: Any) -> None:
+async def test_app_exception_leaves_as_the_same_object(rec: Any) -> None:
     sync_wrapper, async_wrapper = wrappers(lambda instance, args, kwargs: _call())
     boom = ValueError("the app's own")
 
@@ -137,7 +145,7 @@ async def test_app_exception_leaves_as_the_same_object(otel: Any) -> None:
         await async_wrapper(fails_async, None, (), {})
     assert caught.value is boom
     assert current_operation.get() is None
-    spans = otel.inference_spans()
+    spans = rec.inference()
     assert [s.status.status_code.name for s in spans] == ["ERROR", "ERROR"]
     assert all(s.attributes["error.type"] for s in spans)
 
@@ -151,35 +159,73 @@ def _boom(*args: Any, **kwargs: Any) -> Any:
     "name", [n for n in ("openai.chat", "anthropic.traced", "google") if n in DRIVERS]
 )
 async def test_internal_failure_never_reaches_the_app(
-    otel: Any, sim: Simulator, monkeypatch: pytest.MonkeyPatch, name: str, target: str
+    rec: Any, sim: Simulator, monkeypatch: pytest.MonkeyPatch, name: str, target: str
 ) -> None:
     if target == "open":
         monkeypatch.setattr(Operation, "__init__", _boom)
     else:
         monkeypatch.setattr(Operation, "end", _boom)
     driver = DRIVERS[name]
-    client = driver.client(sim, sync=True, tracer_provider=otel.tracer_provider)
+    client = driver.client(sim, sync=True, tracer_provider=rec.tracer_provider)
 
     turn = await driver.turn1(client, False)
 
     assert [args["key"] for _, _, args in turn.calls] == ["height", "weight"]
-    components = {a["tooltap.component"] for a, _ in otel.points("tooltap.internal_errors")}
+    components = {a["tooltap.component"] for a, _ in rec.points("tooltap.internal_errors")}
     assert components  # contained and counted
     if target == "open":
-        assert "sdk_common" in components
+        assert "sdk_call" in components
     if name == "anthropic.traced":  # anthropic's own span still ends
-        assert [s.instrumentation_scope.name for s in otel.spans()] == ["com.anthropic.sdk.python"]
+        assert [s.instrumentation_scope.name for s in rec.spans()] == ["com.anthropic.sdk.python"]
 
 
-async def test_suppressed_calls_are_not_observed(otel: Any, sim: Simulator) -> None:
+async def test_suppressed_calls_are_not_observed(rec: Any, sim: Simulator) -> None:
     driver = DRIVERS["openai.chat"]
     with suppress_instrumentation():
         await driver.turn1(driver.client(sim, sync=True), False)
-    assert otel.spans() == ()
-    assert otel.events == []
+    assert rec.spans() == []
+    assert rec.events == []
 
 
-def test_every_patch_module_exposes_install_and_uninstall() -> None:
-    for module in (sdk_openai, sdk_anthropic, sdk_google, aiohttp_tap):
-        assert callable(module.install) and callable(module.uninstall)
+def test_every_patch_module_is_in_the_registry() -> None:
+    for module in (httpx_tap, sdk_openai, sdk_anthropic, sdk_google, aiohttp_tap):
         assert isinstance(module.PATCHES, patchset.PatchSet)
+        assert module.PATCHES in instrumentor.PATCH_SETS
+    assert (
+        tuple(m.PATCHES.requirement for m in (sdk_openai, sdk_anthropic, sdk_google))
+        == instrumentor.SUPPORTED_SDKS
+    )
+
+
+def test_registry_is_imported_statically() -> None:
+    from tests.test_architecture import GRAPH
+
+    imported = GRAPH.find_modules_directly_imported_by("tooltap.instrumentor")
+    for name in ("httpx_tap", "sdk_openai", "sdk_anthropic", "sdk_google", "aiohttp_tap"):
+        assert f"tooltap._patch.{name}" in imported
+
+
+def test_a_target_reached_through_an_alias_is_wrapped_once() -> None:
+    import json
+    import types
+
+    alias = types.ModuleType("tooltap_test_alias")
+    alias.JSONDecoder = json.JSONDecoder  # type: ignore[attr-defined]
+    sys.modules[alias.__name__] = alias
+    original = json.JSONDecoder.__dict__["decode"]
+
+    def spy(wrapped: Any, instance: Any, args: Any, kwargs: Any) -> Any:
+        return wrapped(*args, **kwargs)
+
+    patches = PatchSet(
+        [Patch("json", "JSONDecoder.decode", spy), Patch(alias.__name__, "JSONDecoder.decode", spy)]
+    )
+    try:
+        patches.install()
+        assert patches.applied == ("json:JSONDecoder.decode",)
+        assert _wrappers_on(json.JSONDecoder, "decode") == 1
+        patches.uninstall()
+        assert json.JSONDecoder.__dict__["decode"] is original
+    finally:
+        patches.uninstall()
+        del sys.modules[alias.__name__]

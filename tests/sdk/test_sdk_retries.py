@@ -31,16 +31,16 @@ def _retrying(name: str) -> dict[str, Any]:
 @pytest.mark.parametrize("sync", MODES)
 @pytest.mark.parametrize("stream", [False, True], ids=["json", "stream"])
 async def test_rate_limited_then_ok_is_one_span_one_retry(
-    otel: Any, sim: Simulator, name: str, sync: bool, stream: bool
+    rec: Any, sim: Simulator, name: str, sync: bool, stream: bool
 ) -> None:
     driver = DRIVERS[name]
-    client = driver.client(sim, sync=sync, tracer_provider=otel.tracer_provider, **_retrying(name))
+    client = driver.client(sim, sync=sync, tracer_provider=rec.tracer_provider, **_retrying(name))
     sim.inject(Fault("rate_limit", retry_after=0.05), dialect=driver.dialect, times=1)
 
     turn = await driver.turn1(client, stream)
 
     assert [str(r.fault).split(";")[0] for r in sim.requests] == ["rate_limit", "None"]
-    (span,) = otel.inference_spans()
+    (span,) = rec.inference()
     attrs = dict(span.attributes or {})
     assert attrs["http.request.resend_count"] == 1
     assert "error.type" not in attrs  # the call succeeded
@@ -48,9 +48,9 @@ async def test_rate_limited_then_ok_is_one_span_one_retry(
     assert len(failed) == 1
     assert failed[0].attributes["http.response.status_code"] == 429
     error_type = failed[0].attributes["error.type"]
-    assert otel.points("tooltap.retries") == [({**_common(attrs), "error.type": error_type}, 1.0)]
-    assert otel.total("tooltap.provider.errors") == 1
-    assert otel.received() == turn.calls  # the retried attempt's calls, once
+    assert rec.points("tooltap.retries") == [({**_common(attrs), "error.type": error_type}, 1.0)]
+    assert rec.total("tooltap.provider.errors") == 1
+    assert rec.calls() == turn.calls  # the retried attempt's calls, once
 
 
 def _common(span_attributes: dict[str, Any]) -> dict[str, Any]:

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 import tooltap
-from tests.sdk.conftest import Recorder
+from tests.recorder import Recorder
 from tests.sdk.drivers import DRIVERS
 from tooltap.simulator import Simulator
 
@@ -17,15 +17,15 @@ STREAMING = ["openai.chat", "openai.responses", "anthropic", "google"]
 
 
 @pytest.fixture
-def capturing(otel: Recorder) -> Iterator[Recorder]:
-    """``otel`` re-instrumented with content on spans."""
+def capturing(rec: Recorder) -> Iterator[Recorder]:
+    """``rec`` re-instrumented with content on spans."""
     tooltap.uninstrument()
     tooltap.instrument(
-        tracer_provider=otel.tracer_provider,
-        meter_provider=otel.meter_provider,
+        tracer_provider=rec.tracer_provider,
+        meter_provider=rec.meter_provider,
         capture_content="SPAN_ONLY",
     )
-    yield otel
+    yield rec
 
 
 def _output(span: Any) -> list[dict[str, Any]]:
@@ -43,7 +43,7 @@ async def test_final_text_is_recorded(
     first = await driver.turn1(client, stream)
     text = await driver.turn2(client, stream, first)
     assert text
-    calls_span, answer_span = sorted(capturing.inference_spans(), key=lambda s: s.start_time)
+    calls_span, answer_span = sorted(capturing.inference(), key=lambda s: s.start_time)
     (answer,) = _output(answer_span)
     assert [p for p in answer["parts"] if p["type"] == "text"] == [
         {"type": "text", "content": text}
@@ -58,15 +58,15 @@ async def test_tool_definitions_are_recorded(
 ) -> None:
     driver = DRIVERS[name]
     await driver.raw(driver.client(sim, sync=True), True)
-    (span,) = capturing.inference_spans()
+    (span,) = capturing.inference()
     definitions = json.loads(span.attributes["gen_ai.tool.definitions"])
     assert [(d["type"], d["name"]) for d in definitions] == [("function", "lookup_demo_value")]
     assert definitions[0]["parameters"]["required"] == ["key"]
 
 
-async def test_no_tool_definitions_without_capture(otel: Recorder, sim: Simulator) -> None:
+async def test_no_tool_definitions_without_capture(rec: Recorder, sim: Simulator) -> None:
     driver = DRIVERS["openai.chat"]
     await driver.raw(driver.client(sim, sync=True), True)
-    (span,) = otel.inference_spans()
+    (span,) = rec.inference()
     assert "gen_ai.tool.definitions" not in (span.attributes or {})
     assert "gen_ai.output.messages" not in (span.attributes or {})

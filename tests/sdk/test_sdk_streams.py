@@ -49,25 +49,25 @@ def _google_stream(sim: Simulator, sync: bool) -> Any:
 
 @pytest.mark.parametrize("sync", SYNC)
 async def test_openai_break_then_close_ends_span(
-    otel: Any, sim: Simulator, sync: bool, double_end: Any
+    rec: Any, sim: Simulator, sync: bool, double_end: Any
 ) -> None:
     sim.inject(STALL, dialect="openai.chat")
     stream = await resolve(_openai_stream(sim, sync))
     first = await _first(stream)
     assert first.choices[0].delta is not None
-    assert otel.inference_spans() == []  # the body is still open: the span too
+    assert rec.inference() == []  # the body is still open: the span too
 
     await _close(stream)
 
-    (span,) = otel.inference_spans()
+    (span,) = rec.inference()
     assert span.attributes["tooltap.stream.closed_early"] is True
     assert span.status.status_code.name == "UNSET"  # the app stopping is not a failure
-    assert otel.total("gen_ai.client.operation.duration") == 1
+    assert rec.total("gen_ai.client.operation.duration") == 1
 
 
 @pytest.mark.parametrize("sync", SYNC)
 async def test_openai_abandoned_stream_ends_span_when_collected(
-    otel: Any, sim: Simulator, sync: bool, double_end: Any
+    rec: Any, sim: Simulator, sync: bool, double_end: Any
 ) -> None:
     sim.inject(STALL, dialect="openai.chat")
     stream = await resolve(_openai_stream(sim, sync))
@@ -76,28 +76,28 @@ async def test_openai_abandoned_stream_ends_span_when_collected(
     gc.collect()
     run_deferred()  # what the collection left for a safe point
 
-    (span,) = otel.inference_spans()
+    (span,) = rec.inference()
     assert span.attributes["tooltap.stream.closed_early"] is True
-    assert otel.total("gen_ai.client.operation.duration") == 1
+    assert rec.total("gen_ai.client.operation.duration") == 1
 
 
 @pytest.mark.parametrize("sync", SYNC)
 async def test_google_generator_exhausted_ends_span(
-    otel: Any, sim: Simulator, sync: bool, double_end: Any
+    rec: Any, sim: Simulator, sync: bool, double_end: Any
 ) -> None:
     stream, _models = _google_stream(sim, sync)
     chunks = [c async for c in await stream] if not sync else list(stream)
 
-    (span,) = otel.inference_spans()
+    (span,) = rec.inference()
     assert span.attributes["gen_ai.request.stream"] is True
     calls = [fc for c in chunks for fc in c.function_calls or ()]
-    assert otel.received() == [(fc.id, fc.name, fc.args) for fc in calls]
+    assert rec.calls() == [(fc.id, fc.name, fc.args) for fc in calls]
     assert "tooltap.stream.closed_early" not in span.attributes
 
 
 @pytest.mark.parametrize("sync", SYNC)
 async def test_google_generator_closed_early_ends_span(
-    otel: Any, sim: Simulator, sync: bool, double_end: Any
+    rec: Any, sim: Simulator, sync: bool, double_end: Any
 ) -> None:
     sim.inject(STALL, dialect="google.genai")
     stream, _models = _google_stream(sim, sync)
@@ -108,15 +108,15 @@ async def test_google_generator_closed_early_ends_span(
     await _close(generator)
     await _settle()  # google's inner async generators are closed by the loop, not by aclose
 
-    (span,) = otel.inference_spans()
+    (span,) = rec.inference()
     assert span.attributes["tooltap.stream.closed_early"] is True
-    assert otel.received()[0][0] == first.function_calls[0].id
-    assert otel.total("gen_ai.client.operation.duration") == 1
+    assert rec.calls()[0][0] == first.function_calls[0].id
+    assert rec.total("gen_ai.client.operation.duration") == 1
 
 
 @pytest.mark.parametrize("sync", SYNC)
 async def test_google_generator_abandoned_ends_span(
-    otel: Any, sim: Simulator, sync: bool, double_end: Any
+    rec: Any, sim: Simulator, sync: bool, double_end: Any
 ) -> None:
     sim.inject(STALL, dialect="google.genai")
     stream, _models = _google_stream(sim, sync)
@@ -125,9 +125,9 @@ async def test_google_generator_abandoned_ends_span(
     del generator, stream
     await _settle()
 
-    (span,) = otel.inference_spans()
+    (span,) = rec.inference()
     assert span.attributes["tooltap.stream.closed_early"] is True
-    assert otel.total("gen_ai.client.operation.duration") == 1
+    assert rec.total("gen_ai.client.operation.duration") == 1
 
 
 async def _settle() -> None:

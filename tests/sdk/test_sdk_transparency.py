@@ -36,18 +36,18 @@ def _scrub(value: Any) -> Any:
     return value
 
 
-async def _both(otel: Any, run: Callable[[Simulator], Awaitable[Any]]) -> tuple[Any, Any]:
+async def _both(rec: Any, run: Callable[[Simulator], Awaitable[Any]]) -> tuple[Any, Any]:
     """``run`` without tooltap, then with it; each against a fresh ``Simulator(seed=0)``."""
     tooltap.uninstrument()
     try:
         with Simulator(seed=0) as sim:
             plain = await run(sim)
         # Uninstrumented: tooltap recorded nothing (anthropic's own span may exist).
-        assert [s for s in otel.spans() if s.instrumentation_scope.name == "tooltap"] == []
-        assert otel.events == []
+        assert [s for s in rec.spans() if s.instrumentation_scope.name == "tooltap"] == []
+        assert rec.events == []
     finally:
-        otel.exporter.clear()
-        otel.instrument()
+        rec.exporter.clear()
+        rec.instrument()
     with Simulator(seed=0) as sim:
         tapped = await run(sim)
     return plain, tapped
@@ -55,17 +55,17 @@ async def _both(otel: Any, run: Callable[[Simulator], Awaitable[Any]]) -> tuple[
 
 @pytest.mark.parametrize("name", list(DRIVERS))
 @pytest.mark.parametrize(("sync", "stream"), MODES)
-async def test_same_objects_and_items(otel: Any, name: str, sync: bool, stream: bool) -> None:
+async def test_same_objects_and_items(rec: Any, name: str, sync: bool, stream: bool) -> None:
     driver = DRIVERS[name]
 
     async def run(sim: Simulator) -> Any:
-        client = driver.client(sim, sync=sync, tracer_provider=otel.tracer_provider)
+        client = driver.client(sim, sync=sync, tracer_provider=rec.tracer_provider)
         result, items = await driver.raw(client, stream)
         return type(result), [(type(i), _scrub(i.model_dump())) for i in items]
 
-    plain, tapped = await _both(otel, run)
+    plain, tapped = await _both(rec, run)
     assert tapped == plain
-    assert len(otel.inference_spans()) == 1  # and the instrumented run was observed
+    assert len(rec.inference()) == 1  # and the instrumented run was observed
 
 
 def _openai(sim: Simulator, sync: bool) -> Any:
@@ -92,7 +92,7 @@ CLIENTS = {"openai.chat": _openai, "anthropic": _anthropic}
 @pytest.mark.parametrize("name", list(CLIENTS))
 @pytest.mark.parametrize(("sync", "stream"), MODES)
 async def test_raw_response_keeps_headers_and_parse(
-    otel: Any, name: str, sync: bool, stream: bool
+    rec: Any, name: str, sync: bool, stream: bool
 ) -> None:
     async def run(sim: Simulator) -> Any:
         resource = _create(name, CLIENTS[name](sim, sync))
@@ -102,17 +102,17 @@ async def test_raw_response_keeps_headers_and_parse(
         headers = _scrub(dict(raw.headers.items()))
         return type(raw), headers, type(parsed), [_scrub(i.model_dump()) for i in items]
 
-    plain, tapped = await _both(otel, run)
+    plain, tapped = await _both(rec, run)
     assert tapped == plain
     assert "content-type" in tapped[1]
-    (span,) = otel.inference_spans()
+    (span,) = rec.inference()
     assert span.attributes["gen_ai.response.finish_reasons"] == ("tool_call",)
 
 
 @pytest.mark.parametrize("name", list(CLIENTS))
 @pytest.mark.parametrize(("sync", "stream"), MODES)
 async def test_streaming_response_bytes_unchanged(
-    otel: Any, name: str, sync: bool, stream: bool
+    rec: Any, name: str, sync: bool, stream: bool
 ) -> None:
     async def run(sim: Simulator) -> bytes:
         resource = _create(name, CLIENTS[name](sim, sync))
@@ -120,10 +120,10 @@ async def test_streaming_response_bytes_unchanged(
         async with entered(manager) as response:
             return _CLOCK.sub(b"", b"".join(await drain(response.iter_bytes())))
 
-    plain, tapped = await _both(otel, run)
+    plain, tapped = await _both(rec, run)
     assert tapped == plain
     assert len(tapped) > 100
-    assert otel.received() != []  # the tap parsed the very bytes the app read
+    assert rec.calls() != []  # the tap parsed the very bytes the app read
 
 
 async def _error_of(call: Awaitable[Any] | Any) -> BaseException:
@@ -136,7 +136,7 @@ async def _error_of(call: Awaitable[Any] | Any) -> BaseException:
 
 @pytest.mark.parametrize("name", ["openai.chat", "openai.responses", "anthropic", "google"])
 @pytest.mark.parametrize("sync", [True, False], ids=["sync", "async"])
-async def test_provider_error_is_the_same_exception(otel: Any, name: str, sync: bool) -> None:
+async def test_provider_error_is_the_same_exception(rec: Any, name: str, sync: bool) -> None:
     driver = DRIVERS[name]
     options: dict[str, Any] = {} if name == "google" else {"max_retries": 0}
 
@@ -148,13 +148,13 @@ async def test_provider_error_is_the_same_exception(otel: Any, name: str, sync: 
         body = getattr(exc, "body", None) or getattr(exc, "details", None)
         return type(exc), status, _scrub(body)
 
-    plain, tapped = await _both(otel, run)
+    plain, tapped = await _both(rec, run)
     assert tapped == plain
     assert tapped[1] == 500
-    (span,) = otel.inference_spans()
+    (span,) = rec.inference()
     assert span.status.status_code.name == "ERROR"
     assert span.attributes["error.type"]
     assert (
-        otel.total("gen_ai.client.operation.duration", error__type=span.attributes["error.type"])
+        rec.total("gen_ai.client.operation.duration", error__type=span.attributes["error.type"])
         == 1
     )

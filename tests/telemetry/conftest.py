@@ -1,7 +1,8 @@
-"""Fixtures (from ``tests.telemetry.support``): in-memory providers with tooltap, the simulator."""
+"""Fixtures (from ``tests.telemetry.support``): the simulator; the recorder is the
+suite's (``tests/conftest.py``)."""
 
 from __future__ import annotations
 
-from tests.telemetry.support import rec, recorder, sim
+from tests.telemetry.support import sim
 
-__all__ = ["rec", "recorder", "sim"]
+__all__ = ["sim"]

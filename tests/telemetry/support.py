@@ -1,24 +1,19 @@
-"""Shared helpers for the transport-tap and telemetry tests: recorder, wire bodies, raw clients."""
+"""Shared helpers for the transport-tap and telemetry tests: wire bodies, raw clients, the
+simulator (the recorder is ``tests.recorder``)."""
 
 from __future__ import annotations
 
 import json
 from collections.abc import Iterator
-from dataclasses import dataclass, field
 from typing import Any
 
 import httpx
 import httpx2
 import pytest
-from opentelemetry.sdk._logs import LoggerProvider
-from opentelemetry.sdk._logs.export import InMemoryLogRecordExporter, SimpleLogRecordProcessor
-from opentelemetry.sdk.metrics import MeterProvider
-from opentelemetry.sdk.metrics.export import InMemoryMetricReader
-from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
-from opentelemetry.sdk.trace.export import SimpleSpanProcessor
-from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
 import tooltap
+from tests.recorder import Recorder as Recorder  # the suite's recorder, re-exported
+from tests.recorder import attrs as attrs
 from tooltap import Parsed, Problem, ToolCall, ToolResultRef
 from tooltap._telemetry.operation import Operation, get_telemetry
 from tooltap.core import RequestInfo
@@ -29,66 +24,6 @@ LIBS = {"httpx": httpx, "httpx2": httpx2}
 TOOL = "lookup_demo_value"
 SCHEMA = {"type": "object", "properties": {"key": {"type": "string"}}, "required": ["key"]}
 GOOGLE_MODEL = "gemini-2.0-flash"
-
-
-@dataclass
-class Recorder:
-    """In-memory providers and everything one test emitted."""
-
-    exporter: InMemorySpanExporter = field(default_factory=InMemorySpanExporter)
-    reader: InMemoryMetricReader = field(default_factory=InMemoryMetricReader)
-    logs: InMemoryLogRecordExporter = field(default_factory=InMemoryLogRecordExporter)
-    events: list[Any] = field(default_factory=list)
-
-    def __post_init__(self) -> None:
-        self.tracer_provider = TracerProvider()
-        self.tracer_provider.add_span_processor(SimpleSpanProcessor(self.exporter))
-        self.meter_provider = MeterProvider(metric_readers=[self.reader])
-        self.logger_provider = LoggerProvider()
-        self.logger_provider.add_log_record_processor(SimpleLogRecordProcessor(self.logs))
-
-    def instrument(self, **options: Any) -> None:
-        tooltap.instrument(
-            tracer_provider=self.tracer_provider,
-            meter_provider=self.meter_provider,
-            logger_provider=self.logger_provider,
-            listeners=[self.events.append],
-            **options,
-        )
-
-    def spans(self) -> list[ReadableSpan]:
-        return list(self.exporter.get_finished_spans())
-
-    def inference(self) -> list[ReadableSpan]:
-        return [s for s in self.spans() if attrs(s).get("gen_ai.operation.name") != "execute_tool"]
-
-    def tools(self) -> list[ReadableSpan]:
-        return [s for s in self.spans() if attrs(s).get("gen_ai.operation.name") == "execute_tool"]
-
-    def points(self, name: str) -> list[tuple[dict[str, Any], float]]:
-        """``(attributes, value)`` per data point of ``name`` (counter value or histogram count)."""
-        out: list[tuple[dict[str, Any], float]] = []
-        data = self.reader.get_metrics_data()
-        for rm in data.resource_metrics if data else ():
-            for sm in rm.scope_metrics:
-                for metric in sm.metrics:
-                    if metric.name == name:
-                        for dp in metric.data.data_points:
-                            value = getattr(dp, "value", None)
-                            out.append((dict(dp.attributes), dp.count if value is None else value))
-        return out
-
-    def total(self, name: str, **match: Any) -> float:
-        """Sum of ``name`` over the points whose attributes include ``match`` (dots as ``__``)."""
-        want = {k.replace("__", "."): v for k, v in match.items()}
-        return sum(v for a, v in self.points(name) if all(a.get(k) == x for k, x in want.items()))
-
-    def of(self, kind: type) -> list[Any]:
-        return [e for e in self.events if isinstance(e, kind)]
-
-
-def attrs(span: ReadableSpan) -> dict[str, Any]:
-    return dict(span.attributes or {})
 
 
 def url(sim: Any, dialect: str, stream: bool) -> str:
@@ -238,23 +173,6 @@ def sse_chunks(data: bytes, sizes: Iterator[int]) -> list[bytes]:
         out.append(data[i : i + size])
         i += size
     return out
-
-
-@pytest.fixture
-def recorder() -> Iterator[Recorder]:
-    """Providers and listener capture, not yet instrumented (``recorder.instrument(...)``)."""
-    rec = Recorder()
-    try:
-        yield rec
-    finally:
-        tooltap.uninstrument()
-
-
-@pytest.fixture
-def rec(recorder: Recorder) -> Recorder:
-    """``recorder``, instrumented with default options."""
-    recorder.instrument()
-    return recorder
 
 
 @pytest.fixture(scope="module")

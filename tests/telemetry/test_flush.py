@@ -23,6 +23,9 @@ import tooltap
 from tests.telemetry.support import LIBS, Recorder, attrs, first_body, turn, url
 from tooltap import Problem, ToolCall
 from tooltap._telemetry.execution import tool_execution
+from tooltap._telemetry.operation import Operation, get_telemetry
+from tooltap._telemetry.settlement import Event
+from tooltap.core import RequestInfo
 from tooltap.simulator import Simulator
 
 
@@ -160,3 +163,20 @@ def test_exit_ends_an_abandoned_stream_inference_span() -> None:
     lines = result.stdout.splitlines()
     assert lines[0] == "exiting"
     assert "exported chat gpt-4o True" in lines[1:]
+
+
+def test_a_retired_telemetry_ends_each_late_call_at_once(rec: Recorder) -> None:
+    """A response tapped just before uninstrument() records into the retired telemetry:
+    its calls end there and then, as orphaned, instead of staying open for good."""
+    tel = get_telemetry()
+    assert tel is not None
+    op = Operation(tel, dialect="openai.chat", request_model="m", server_address="h",
+                   server_port=1, stream=True, owner="transport")  # fmt: skip
+    op.begin_attempt(RequestInfo("openai.chat", model="m"), {})
+    tooltap.uninstrument()
+    op.calls_received([call("late")])  # the body goes on after the retirement
+    op.report(Event.BODY_ENDED)
+    assert len(tel.lifecycle) == 0
+    (span,) = rec.tools()
+    assert attrs(span)["tooltap.result"] == "orphaned"
+    assert len(rec.inference()) == 1

@@ -16,7 +16,8 @@ import tooltap
 from tests.telemetry.support import Recorder, attrs
 from tooltap import Parsed, ToolCall, ToolResultRef
 from tooltap._telemetry.execution import tool_execution
-from tooltap._telemetry.operation import Operation, current_operation, get_telemetry
+from tooltap._telemetry.operation import Operation, get_telemetry
+from tooltap._telemetry.settlement import Event, State
 from tooltap.core import ErrorClass, RequestInfo
 
 SCHEMA = {"type": "object", "properties": {"key": {"type": "string"}}, "required": ["key"]}
@@ -241,20 +242,17 @@ def test_sdk_hold_ends_after_the_call_returns_only(rec: Recorder) -> None:
                          server_port=None, stream=True, owner="sdk")  # fmt: skip
 
     inside = sdk_op()  # body read inside the SDK call: the SDK's end wins
-    token = current_operation.set(inside)
-    inside.hold_until_stream_end()
-    inside.release()
-    current_operation.reset(token)
-    assert not inside.held and not inside.ended
-    inside.end(ValueError("parse failed after reading"))
+    inside.report(Event.BODY_UNREAD)
+    inside.report(Event.BODY_ENDED)
+    assert inside.state is State.CALLING and not inside.ended
+    inside.report(Event.SDK_RAISED, ValueError("parse failed after reading"))
     assert attrs(rec.inference()[0])["error.type"] == "_OTHER"
 
     outside = sdk_op()  # streamed: the app reads after the SDK returned
-    token = current_operation.set(outside)
-    outside.hold_until_stream_end()
-    current_operation.reset(token)
-    assert outside.held
-    outside.release()
+    outside.report(Event.BODY_UNREAD)
+    outside.report(Event.SDK_RETURNED)
+    assert outside.state is State.STREAMING and not outside.ended
+    outside.report(Event.BODY_ENDED)
     assert outside.ended and len(rec.inference()) == 2
     outside.end()  # idempotent
     assert len(rec.inference()) == 2

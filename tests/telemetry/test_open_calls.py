@@ -15,28 +15,38 @@ IDS = ("call_0", "call_1", None)
 KEYS = (11, 12, 13, None)
 CONVERSATIONS = ("conv_a", "conv_b", None)
 RESPONSES = ("resp_1", "resp_2", None)
+TURNS = (2, 4, 6, None)
+SYSTEMS = (101, 102, None)
 
 
 def _entry(rng: random.Random, n: int) -> OpenCall:
     entry = OpenCall(None, rng.choice(IDS), f"tool{n % 3}", n, rng.choice(KEYS), "openai",
-                     "tool", "ok", float(n), rng.choice(CONVERSATIONS))  # fmt: skip
+                     "tool", "ok", float(n), rng.choice(CONVERSATIONS),
+                     turn=rng.choice(TURNS), system=rng.choice(SYSTEMS))  # fmt: skip
     entry.response_id = rng.choice(RESPONSES)
     return entry
 
 
 def _wanted(rng: random.Random) -> Wanted:
     return Wanted(rng.choice(IDS), rng.choice(KEYS), rng.choice(CONVERSATIONS),
-                  rng.choice(RESPONSES))  # fmt: skip
+                  rng.choice(RESPONSES), rng.choice(TURNS), rng.choice(SYSTEMS))  # fmt: skip
 
 
 def _best(entries: list[OpenCall], wanted: Wanted) -> OpenCall | None:
-    """The entry first by (from the previous response, of the same conversation, oldest),
-    among those not of another stated conversation."""
+    """The entry first by (of the same conversation, from the previous response, of the
+    same system prompt, its turn at or before the wanted one and the latest such, of no
+    known turn, later, oldest), among those not of another stated conversation."""
 
-    def order(entry: OpenCall) -> tuple[bool, bool, float]:
+    def order(entry: OpenCall) -> tuple[bool, bool, bool, int, int, float]:
         previous = bool(wanted.previous_response) and entry.response_id == wanted.previous_response
         same = bool(wanted.conversation) and entry.conversation == wanted.conversation
-        return (not previous, not same, entry.started)
+        if wanted.turn is None:
+            when = (0, 0)
+        elif entry.turn is None:
+            when = (1, 0)
+        else:
+            when = (0, -entry.turn) if entry.turn <= wanted.turn else (2, 0)
+        return (not same, not previous, entry.system != wanted.system, *when, entry.started)
 
     scope = [
         e

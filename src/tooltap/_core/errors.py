@@ -18,6 +18,7 @@ from collections.abc import Mapping
 from email.utils import parsedate_to_datetime
 from typing import Any, Final
 
+from .dialects import TABLE
 from .model import ErrorClass, Problem
 
 __all__ = ["ERROR_TYPES", "classify_error", "classify_problem", "redacted"]
@@ -59,39 +60,12 @@ ERROR_TYPES: Final[dict[str, bool]] = {
     "_OTHER": False,
 }
 
-# Provider error ``type`` / ``code`` / ``status`` strings (lowercased) -> error_type.
-# Anthropic ``error.type``, OpenAI ``error.code``/``type``, Google ``error.status``.
+#: Provider error ``type`` / ``code`` / ``status`` strings (lowercased) -> error_type: each
+#: dialect's own (``Dialect.error_tokens``) and those OpenAI-compatible gateways send.
 _TOKENS: Final[dict[str, str]] = {
-    "overloaded_error": "overloaded",
-    "unavailable": "overloaded",
-    "rate_limit_error": "rate_limited",
-    "rate_limit_exceeded": "rate_limited",
-    "resource_exhausted": "rate_limited",
-    "insufficient_quota": "insufficient_balance",
     "insufficient_balance": "insufficient_balance",
-    "billing_error": "insufficient_balance",
-    "content_filter": "content_filter",
-    "content_policy_violation": "content_filter",
-    "responsibleaipolicyviolation": "content_filter",
-    "authentication_error": "auth_error",
-    "unauthenticated": "auth_error",
-    "invalid_api_key": "auth_error",
-    "api_key_invalid": "auth_error",  # Google ErrorInfo.reason (sent with HTTP 400)
-    "permission_error": "permission_denied",
-    "permission_denied": "permission_denied",
-    "not_found_error": "not_found",
-    "not_found": "not_found",
-    "model_not_found": "not_found",
-    "invalid_request_error": "bad_request",
-    "invalid_argument": "bad_request",
-    "failed_precondition": "bad_request",
-    "request_too_large": "bad_request",
-    "api_error": "server_error",
-    "server_error": "server_error",
-    "internal": "server_error",
     "internal_error": "server_error",
-    "timeout_error": "timeout",
-    "deadline_exceeded": "timeout",
+    **{token: kind for entry in TABLE.values() for token, kind in entry.error_tokens.items()},
 }
 
 # Wording of "the account has no money left" (never bare "quota": Google says
@@ -102,24 +76,11 @@ _BALANCE: Final = re.compile(
     r"|out of credits|spend(?:ing)? limit|billing hard limit|api usage limits",
     re.IGNORECASE,
 )
-#: AWS error codes (``x-amzn-errortype``, ``__type``, botocore's ``Error.Code``, a Bedrock
-#: stream's exception event) -> error_type; they outrank the HTTP status (Bedrock sends
-#: ``ServiceQuotaExceededException`` with a 400).
+#: AWS error codes (AWS names each ``...Exception``) among the dialects' tokens: given
+#: by ``x-amzn-errortype``, ``__type``, botocore's ``Error.Code`` or a stream's exception
+#: event, they outrank the HTTP status.
 _AWS_CODES: Final[dict[str, str]] = {
-    "throttlingexception": "rate_limited",
-    "servicequotaexceededexception": "rate_limited",
-    "toomanyrequestsexception": "rate_limited",
-    "modelnotreadyexception": "overloaded",
-    "serviceunavailableexception": "overloaded",
-    "validationexception": "bad_request",
-    "accessdeniedexception": "permission_denied",
-    "unrecognizedclientexception": "auth_error",
-    "expiredtokenexception": "auth_error",
-    "resourcenotfoundexception": "not_found",
-    "internalserverexception": "server_error",
-    "modelerrorexception": "server_error",
-    "modelstreamerrorexception": "server_error",
-    "modeltimeoutexception": "timeout",
+    token: kind for token, kind in _TOKENS.items() if token.endswith("exception")
 }
 _CODE_WORD: Final = re.compile(r"\b(?:[a-z]+(?:_[a-z]+)+|[A-Z]+(?:_[A-Z]+)*)\b")
 

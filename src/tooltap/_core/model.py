@@ -11,6 +11,7 @@ __all__ = [
     "PROBLEM_KINDS",
     "ErrorClass",
     "Limits",
+    "ModelTurn",
     "Parsed",
     "Problem",
     "RequestInfo",
@@ -79,6 +80,8 @@ class ToolCall:
     index: int
     raw_arguments: str | None = None
     dialect: str = ""
+    #: The toolset whose member the call names (Anthropic's ``toolset_name``), if any.
+    toolset: str | None = None
 
 
 @_fast_init
@@ -140,10 +143,10 @@ class Parsed:
 @_fast_init
 @dataclass(frozen=True, slots=True)
 class ToolResultRef:
-    """A new tool result carried by a request (after its last model turn): which call it answers.
+    """A tool result carried by a request (in the tail it reads): which call it answers.
 
-    ``name``, ``call_args`` and ``position`` describe the answered call as the request's
-    own history shows it (None when the request does not carry the call).
+    ``name``, ``call_args``, ``position`` and ``turn`` describe the answered call as the
+    request's own history shows it (None when the part read does not carry the call).
     """
 
     call_id: str | None
@@ -156,6 +159,23 @@ class ToolResultRef:
     position: int | None = None
     #: A hash of the result's content: the same result re-sent has the same digest.
     digest: int = 0
+    #: History index of the model turn holding the answered call.
+    turn: int | None = None
+    #: The result stands before the request's last model turn (an earlier request may have
+    #: carried it already).
+    history: bool = False
+
+
+@_fast_init
+@dataclass(frozen=True, slots=True)
+class ModelTurn:
+    """A model turn in the part of a request's history read: its index and its calls as
+    ``(call id, name, arguments)`` (arguments only for a call without an id); a turn
+    without calls keeps the start of its text (calls named as text), never recorded."""
+
+    index: int
+    calls: tuple[tuple[str | None, str | None, dict[str, Any] | None], ...] = ()
+    text: str = ""
 
 
 @_fast_init
@@ -163,9 +183,15 @@ class ToolResultRef:
 class RequestInfo:
     """What a request declares and carries, as far as tool calls are concerned.
 
-    ``tool_results`` are the results after the last model turn (new); results before it
-    are history and are not read. ``conversation_id`` and ``previous_response_id``: what
-    the API body says (OpenAI Responses ``conversation``, ``previous_response_id``).
+    ``tool_results`` are the results in the tail of the history read: after the last
+    model turn, and back to the oldest turn still holding an open call of the conversation.
+    ``conversation_id`` and ``previous_response_id``: what the API body says (OpenAI
+    Responses ``conversation``, ``previous_response_id``). ``fingerprint``: a hash of what
+    every request of the conversation repeats (its first user turn), None without a
+    history; ``system_fingerprint``: one of the system prompt (and the items before that
+    turn), which tells apart conversations opening alike; ``history_length``: the items
+    of that history (a call the response delivers stands at that index or later);
+    ``model_turns``: the model turns read.
     """
 
     dialect: str
@@ -178,6 +204,12 @@ class RequestInfo:
     problems: tuple[Problem, ...] = ()
     conversation_id: str | None = None
     previous_response_id: str | None = None
+    fingerprint: int | None = None
+    system_fingerprint: int | None = None
+    #: Toolset name -> the members it declares (Anthropic toolsets: called by member name).
+    toolsets: dict[str, frozenset[str]] = field(default_factory=dict, hash=False)
+    history_length: int | None = None
+    model_turns: tuple[ModelTurn, ...] = ()
 
 
 @_fast_init

@@ -13,14 +13,20 @@ from typing import Any
 from ._json import loads_str
 from .dialects import dialect as dialect_entry
 from .dialects import valid_tool_name
-from .dialects._request import Reader
+from .dialects._request import Horizon, Reader
 from .model import Problem, RequestInfo
 
 __all__ = ["parse_request"]
 
 
-def parse_request(body: bytes | str | Mapping[str, Any], dialect: str) -> RequestInfo:
-    """What one request declares (tools, schemas, tool_choice) and carries (tool results)."""
+def parse_request(
+    body: bytes | str | Mapping[str, Any], dialect: str, horizon: Horizon | None = None
+) -> RequestInfo:
+    """What one request declares (tools, schemas, tool_choice) and carries (tool results).
+
+    ``horizon``: given the conversation's fingerprint, the oldest history index still
+    holding an open call of it (how far back results are read; None: the last model turn).
+    """
     entry = dialect_entry(dialect)
     if isinstance(body, (bytes, bytearray, memoryview)):
         body = bytes(body).decode("utf-8", "replace")
@@ -34,7 +40,7 @@ def parse_request(body: bytes | str | Mapping[str, Any], dialect: str) -> Reques
     if not (type(body) is dict or isinstance(body, Mapping)):
         detail = f"body is {type(body).__name__}, not an object"
         return RequestInfo(dialect, problems=(Problem("unexpected_shape", detail=detail),))
-    reader = Reader(dialect)
+    reader = Reader(dialect, horizon)
     try:
         entry.read_request(reader, body)
     except Exception as exc:  # noqa: BLE001 - the core is total
@@ -44,6 +50,9 @@ def parse_request(body: bytes | str | Mapping[str, Any], dialect: str) -> Reques
     if type(conversation) is dict or isinstance(conversation, Mapping):
         conversation = conversation.get("id")
     previous = body.get("previous_response_id")
+    conversation = conversation if isinstance(conversation, str) and conversation else None
+    previous = previous if isinstance(previous, str) and previous else None
+    carried = conversation is None and previous is None  # the body carries the history
     return RequestInfo(
         dialect=dialect,
         model=model if isinstance(model, str) else None,
@@ -53,6 +62,11 @@ def parse_request(body: bytes | str | Mapping[str, Any], dialect: str) -> Reques
         tool_choice=reader.tool_choice,
         tool_results=tuple(reader.results),
         problems=tuple(reader.problems),
-        conversation_id=conversation if isinstance(conversation, str) and conversation else None,
-        previous_response_id=previous if isinstance(previous, str) and previous else None,
+        conversation_id=conversation,
+        previous_response_id=previous,
+        fingerprint=reader.fingerprint if carried else None,
+        system_fingerprint=reader.system if carried else None,
+        toolsets={k: frozenset(v) for k, v in reader.toolsets.items()},
+        history_length=reader.length if carried else None,
+        model_turns=tuple(reader.turns),
     )

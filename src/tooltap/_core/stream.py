@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import logging
+import os
 import re
 from collections.abc import Callable, Mapping
 from typing import Any, Final, Literal
@@ -15,11 +16,21 @@ from .model import Limits, Parsed, Problem, ToolCall
 from .ndjson import NDJSONParser
 from .sse import SSEEvent, SSEParser
 
-__all__ = ["Framing", "StreamParser", "framing_of", "parse_response"]
+__all__ = [
+    "FAST_PATHS_ENV",
+    "Framing",
+    "StreamParser",
+    "fast_paths",
+    "framing_of",
+    "parse_response",
+]
 
 #: How a stream's events are framed: SSE, AWS event-stream binary messages, or one JSON
 #: object per line (Ollama).
 Framing = Literal["sse", "eventstream", "ndjson"]
+#: ``TOOLTAP_FAST_PATHS=0`` turns the dialects' fast paths off: every event takes the full
+#: path (the results are the same; a check, and the benchmark's on/off figure).
+FAST_PATHS_ENV: Final = "TOOLTAP_FAST_PATHS"
 
 _log = logging.getLogger("tooltap")
 #: Content types of streams, by their framing.
@@ -44,6 +55,11 @@ def framing_of(content_type: str) -> Framing | None:
 _BLANK_RUN = re.compile(rb"\n{3,}")
 
 
+def fast_paths() -> bool:
+    """Whether the dialects' fast paths are on (``TOOLTAP_FAST_PATHS`` is not ``0``)."""
+    return os.environ.get(FAST_PATHS_ENV) != "0"
+
+
 class StreamParser:
     """Incremental tool-call parser for one streamed response.
 
@@ -58,7 +74,8 @@ class StreamParser:
     decoding JSON, and declines any other chunk (several events, a partial one, CR line
     ends, blank-line padding); what it declines takes the full path (SSE decoder, JSON,
     ``Reducer.event``). A chunk that starts inside an event goes to the decoder only up
-    to the end of that event.
+    to the end of that event. ``TOOLTAP_FAST_PATHS=0`` (read when a parser is made) turns
+    the fast paths off.
 
     ``framing="eventstream"``: the body is AWS event-stream messages (Bedrock), each
     handed to the reducer as one event (``eventstream.events``); a message the decoder
@@ -94,7 +111,7 @@ class StreamParser:
         self._eventstream = EventStreamDecoder(self._cap) if framing == "eventstream" else None
         self._lines = NDJSONParser(self._cap) if framing == "ndjson" else None
         self._fast: Callable[[bytes], bool] | None = (
-            getattr(self._reducer, "fast", None) if framing == "sse" else None
+            getattr(self._reducer, "fast", None) if framing == "sse" and fast_paths() else None
         )
         self._faults: list[Problem] = []
         self._closed: Parsed | None = None

@@ -66,6 +66,11 @@ def validate(call: ToolCall, request_info: RequestInfo) -> list[Problem]:
         _problem(
             problems, call, "invalid_tool_name", f"{call.name!r} does not match {rule} ({dialect})"
         )
+    if call.toolset is not None:  # a toolset member: keyed by toolset, schema built in
+        if call.name not in request_info.toolsets.get(call.toolset, ()):
+            detail = f"{call.name!r} is not a member of the toolset {call.toolset!r}"
+            _problem(problems, call, "undeclared_tool", detail)
+        return problems
     if not request_info.tools:
         return problems
     schema = request_info.tools.get(call.name)

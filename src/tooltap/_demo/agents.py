@@ -298,6 +298,40 @@ def _finish(response: Any) -> str | None:
     return None if reason is None else str(getattr(reason, "value", reason))
 
 
+class TextResultsChatAgent(OpenAIChatAgent):
+    """Sends its calls' results back as text, as smolagents does: the calls named in an
+    assistant message, the results in a user ``Observation: ...``; then asks for the
+    answer with no tool."""
+
+    def run(
+        self,
+        *,
+        headers: Mapping[str, str] | None = None,
+        abandon: bool = False,
+        duplicate: bool = False,
+        force_tool: bool = False,
+    ) -> str:
+        import openai
+
+        history = self.start(QUESTION)
+        first = self.send(history, dict(headers or {}))
+        turn = self.registry.run_sync(first.parsed, dialect=self.dialect)
+        named = [{"id": c.call_id, "name": c.name, "arguments": c.args} for c in first.parsed.calls]
+        observed = [m.get("content") for m in turn.messages]
+        history += [
+            {"role": "assistant", "content": f"Calling tools: {named}"},
+            {"role": "user", "content": f"Observation: {observed}"},
+        ]
+        client = openai.OpenAI(base_url=self.base_url, api_key="sk-demo", max_retries=2)
+        kwargs: dict[str, Any] = {
+            "model": "gpt-4o-mini",
+            "messages": history,
+            "tools": self.registry.declarations(self.dialect),
+            "tool_choice": "none",
+        }
+        return self.text(client.chat.completions.create(**kwargs))
+
+
 AGENTS: dict[str, type[Agent]] = {
     a.dialect: a for a in (OpenAIChatAgent, OpenAIResponsesAgent, AnthropicAgent, GoogleAgent)
 }

@@ -13,7 +13,7 @@ import tooltap
 from tooltap.simulator import Fault, Simulator
 
 from .._telemetry import export
-from .agents import AGENTS, IncompleteResponse, make_registry
+from .agents import AGENTS, IncompleteResponse, TextResultsChatAgent, make_registry
 from .report import (
     ProblemCollector,
     SpanCollector,
@@ -50,9 +50,8 @@ def _play(sim: Simulator, scenario: Scenario) -> tuple[str, str]:
 
 
 def _converse(sim: Simulator, scenario: Scenario) -> tuple[str, str]:
-    agent = AGENTS[scenario.dialect](
-        _base_url(sim, scenario.dialect), make_registry(), stream=scenario.stream
-    )
+    kind = TextResultsChatAgent if scenario.text_results else AGENTS[scenario.dialect]
+    agent = kind(_base_url(sim, scenario.dialect), make_registry(), stream=scenario.stream)
     try:
         text = agent.run(
             abandon=scenario.abandon, duplicate=scenario.duplicate, force_tool=scenario.force_tool

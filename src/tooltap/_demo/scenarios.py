@@ -27,6 +27,7 @@ class Scenario:
     force_tool: bool = False
     expect: str = "answer"  # what a correct harness ends with: "answer" or "failure"
     ids: str = "unique"  # the simulator's id mode (``tooltap.simulator.ID_MODES``)
+    text_results: bool = False  # results sent back as text (smolagents): unanswered
     conversations: int = 1  # run at once, each its own agent
 
 
@@ -93,6 +94,12 @@ SCENARIOS: tuple[Scenario, ...] = (
         params={"seconds": 2.5},
     ),
     Scenario("anthropic call never answered (orphaned)", "anthropic.messages", False, abandon=True),
+    Scenario(
+        "openai.chat results sent back as text (unanswered)",
+        "openai.chat",
+        False,
+        text_results=True,
+    ),
     Scenario(
         "openai.chat each result sent twice (duplicate)",
         "openai.chat",

@@ -31,10 +31,10 @@ from .._core.detect import detect_dialect, plausible_request
 from .._core.stream import framing_of
 from .._quietly import quietly
 from .._telemetry.operation import current_operation
+from .._telemetry.settlement import Event
 from .._telemetry.telemetry import Telemetry, get_telemetry
-from .exchange import Exchange, begin, in_send
+from .exchange import Exchange, arg, begin, in_send
 from .patchset import Patch, PatchSet
-from .sdk_common import arg
 from .tap_stream import Mode, TapState
 
 if TYPE_CHECKING:  # aiohttp and yarl are imported by the app, never by tooltap's import
@@ -42,7 +42,7 @@ if TYPE_CHECKING:  # aiohttp and yarl are imported by the app, never by tooltap'
     from aiohttp.streams import AsyncStreamIterator, ChunkTupleAsyncStreamIterator
     from yarl import URL
 
-__all__ = ["PATCHES", "install", "uninstall"]
+__all__ = ["PATCHES"]
 
 
 class _Request(NamedTuple):
@@ -112,8 +112,8 @@ def _responded(exchange: Exchange, response: aiohttp.ClientResponse, decoded: bo
     state = TapState(
         op, exchange.info, mode=mode, status=status, headers=headers, framing=framing or "sse"
     )
-    if mode != "error" and op.owner == "sdk":
-        op.hold_until_stream_end()
+    if mode != "error":
+        op.report(Event.BODY_UNREAD)
     response.content = cast("aiohttp.StreamReader", _TapReader(response.content, state))
 
 
@@ -228,13 +228,3 @@ def _iterator(read: Callable[[], Awaitable[bytes]]) -> AsyncStreamIterator[bytes
 
 
 PATCHES = PatchSet((Patch("aiohttp.client", "ClientSession._request", _request),))
-
-
-def install(tel: Telemetry) -> None:
-    """Wrap aiohttp now or when it is imported (``tel`` is read per request instead)."""
-    PATCHES.install()
-
-
-def uninstall() -> None:
-    """Remove tooltap's aiohttp wrapper."""
-    PATCHES.uninstall()

@@ -8,6 +8,7 @@ request; each tap settles the response its own library returns.
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping, Sequence
 from contextvars import ContextVar, Token
 from typing import Any, Final
 
@@ -19,9 +20,10 @@ from .._core.model import RequestInfo
 from .._core.request import parse_request
 from .._telemetry import semconv as sc
 from .._telemetry.operation import Operation, current_operation
+from .._telemetry.settlement import Event
 from .._telemetry.telemetry import Telemetry
 
-__all__ = ["Exchange", "begin", "in_send", "json_body", "request_content"]
+__all__ = ["Exchange", "arg", "begin", "in_send", "json_body", "request_content"]
 
 _DEFAULT_PORTS: Final = {"https": 443, "http": 80}
 
@@ -41,18 +43,29 @@ class Exchange:
         self.token = token
 
     def failed(self, exc: BaseException) -> None:
-        """The send raised: a failed attempt; a transport-owned op ends with it."""
+        """The send raised: a failed attempt, or (not an ``Exception``) the app cancelled it;
+        a transport-owned op ends with it."""
         self.detach()
+        if not isinstance(exc, Exception):
+            self.op.cancelled()
+            self.op.report(Event.SEND_FAILED)
+            return
         error = classify_error(None, {}, None, exc)
         self.op.attempt_failed(error)
-        if self.op.owner == "transport":
-            self.op.end(exc, error)
+        self.op.report(Event.SEND_FAILED, exc, error)
 
     def detach(self) -> None:
         """Leave the transport-owned span's context (once; later calls do nothing)."""
         token, self.token = self.token, None
         if token is not None:
             context.detach(token)
+
+
+def arg(args: Sequence[Any], kwargs: Mapping[str, Any], index: int, name: str) -> Any:
+    """The argument passed at ``index`` or as ``name`` (None when absent)."""
+    if len(args) > index:
+        return args[index]
+    return kwargs.get(name)
 
 
 def json_body(body: bytes) -> Any:
@@ -85,7 +98,8 @@ def begin(tel: Telemetry, request: Any, dialect: str, path: str | None = None) -
     if prepared is not None:  # the SDK's own body object: no bytes to decode again
         info = prepared
     else:
-        info = parse_request(content, dialect) if content else RequestInfo(dialect)
+        horizon = tel.lifecycle.horizon
+        info = parse_request(content, dialect, horizon) if content else RequestInfo(dialect)
     info = TABLE[dialect].from_path(info, path)
     host: str = url.host
     port = url.port or _DEFAULT_PORTS.get(url.scheme)

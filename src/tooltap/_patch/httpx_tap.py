@@ -8,40 +8,32 @@ transport-owned one), and the response is settled at once (error status, body
 already read) or its ``stream`` is replaced by a tap proxy (``tap_proxy``); a body
 the client decodes is parsed from its own decoder's output (``TapState.decoding``).
 
-Patching is lazy: post-import hooks wrap the classes when (if ever) the app
-imports httpx or httpx2; importing tooltap imports neither. The app's call is
+Patching is lazy (``PATCHES``, a ``PatchSet``): post-import hooks wrap the classes when
+(if ever) the app imports httpx or httpx2; importing tooltap imports neither; a class
+both names reach (``httpx2.alias_httpx``) is wrapped once. The app's call is
 never inside our guards: its exceptions propagate as the same object.
 """
 
 from __future__ import annotations
 
-import sys
-from collections.abc import Callable, Mapping
-from types import ModuleType
-from typing import Any, Final
+from collections.abc import Callable
+from typing import Any
 
-import wrapt
 from opentelemetry.instrumentation.utils import is_instrumentation_enabled
 
 from .._core.detect import detect_dialect, plausible_request
 from .._core.errors import classify_error
 from .._core.stream import framing_of, parse_response
-from .._forks import new_lock
 from .._quietly import quietly, report
 from .._telemetry.operation import current_operation
+from .._telemetry.settlement import Event
 from .._telemetry.telemetry import get_telemetry
 from .exchange import Exchange, begin, in_send, json_body, request_content
+from .patchset import Patch, PatchSet
 from .tap_proxy import TapAsyncStream, TapSyncStream
 from .tap_stream import TapState
 
-__all__ = ["install", "uninstall"]
-
-_MODULES: Final = ("httpx", "httpx2")
-
-_lock = new_lock()
-_installed = False
-_hooked: set[str] = set()
-_handles: list[tuple[object, str, object]] = []  # (class, "send", wrapper) we installed
+__all__ = ["PATCHES"]
 
 
 def _responded(exchange: Exchange, response: Any, is_async: bool) -> Any:
@@ -49,7 +41,7 @@ def _responded(exchange: Exchange, response: Any, is_async: bool) -> Any:
     exchange.detach()
     op, info = exchange.op, exchange.info
     if op.tel is not get_telemetry():  # uninstrumented while the request was sent
-        op.release()
+        op.report(Event.BODY_ENDED)
         return response
     status = int(response.status_code)
     headers = response.headers
@@ -58,7 +50,7 @@ def _responded(exchange: Exchange, response: Any, is_async: bool) -> Any:
         if read:
             error = classify_error(status, headers, response.content)
             op.attempt_failed(error)
-            op.release(error=error)
+            op.report(Event.BODY_ENDED, error=error)
             return response
         return _tap(
             response, TapState(op, info, mode="error", status=status, headers=headers), is_async
@@ -68,15 +60,14 @@ def _responded(exchange: Exchange, response: Any, is_async: bool) -> Any:
         body = json_body(content) if op.tel.config.capture_any else None
         parsed = parse_response(content, info.dialect, limits=op.tel.config.limits)
         op.record_parsed(parsed, info, body=body)
-        op.release()
+        op.report(Event.BODY_ENDED)
         return response
     framing = framing_of(headers.get("content-type", ""))
     if framing is None:
         state = TapState(op, info, mode="body", status=status, headers=headers)
     else:
         state = TapState(op, info, mode="sse", status=status, headers=headers, framing=framing)
-    if op.owner == "sdk":
-        op.hold_until_stream_end()
+    op.report(Event.BODY_UNREAD)
     return _tap(response, state, is_async)
 
 
@@ -154,48 +145,11 @@ async def _send_async(
     return quietly(_responded, exchange, response, True, default=response)
 
 
-def _patch(module: ModuleType) -> None:
-    """Post-import hook: wrap ``send`` of this module's clients (once, only while installed)."""
-    with _lock:
-        if not _installed:
-            return
-        for cls_name, wrapper in (("Client", _send), ("AsyncClient", _send_async)):
-            cls = getattr(module, cls_name, None)
-            if cls is None or any(owner is cls for owner, _, _ in _handles):
-                continue  # missing, or the same class seen through an alias (alias_httpx)
-            handle = wrapt.wrap_function_wrapper(cls, "send", wrapper)
-            _handles.append((cls, "send", handle))
-
-
-def _on_import(module: ModuleType) -> None:
-    quietly(_patch, module)
-
-
-def install() -> None:
-    """Wrap httpx/httpx2 now if imported, else when they are imported."""
-    global _installed
-    with _lock:
-        _installed = True
-        hooks = [m for m in _MODULES if m not in _hooked]
-        _hooked.update(hooks)
-    for name in hooks:
-        wrapt.register_post_import_hook(_on_import, name)
-    for name in _MODULES:
-        module = sys.modules.get(name)
-        if module is not None:
-            _patch(module)
-
-
-def uninstall() -> None:
-    """Remove our wrappers only (others' wrappers stay); hooks stay inert until install."""
-    global _installed
-    with _lock:
-        _installed = False
-        handles, _handles[:] = list(_handles), []
-    for cls, attribute, handle in handles:
-        quietly(wrapt.unwrap_object, cls, attribute, handle, missing_ok=True)
-
-
-def installed_handles() -> Mapping[object, object]:
-    """The classes currently wrapped, for tests: class -> wrapper."""
-    return {cls: handle for cls, _, handle in _handles}
+PATCHES = PatchSet(
+    (
+        Patch("httpx", "Client.send", _send),
+        Patch("httpx", "AsyncClient.send", _send_async),
+        Patch("httpx2", "Client.send", _send),
+        Patch("httpx2", "AsyncClient.send", _send_async),
+    )
+)

@@ -46,10 +46,13 @@ from .._core.model import ErrorClass
 from .._quietly import quietly
 from .._telemetry.operation import Operation
 from .._telemetry.telemetry import Telemetry
+from .exchange import arg
 from .patchset import Patch, PatchSet
-from .sdk_common import Call, arg, describe_body, reader_wrappers, wrappers
+from .sdk_call import Call, wrappers
+from .sdk_request import describe_body
+from .sdk_stream import reader_wrappers
 
-__all__ = ["PATCHES", "install", "uninstall"]
+__all__ = ["PATCHES"]
 
 
 class _HeldSpan(wrapt.BaseObjectProxy[Span]):
@@ -153,15 +156,6 @@ PATCHES = PatchSet(
         ),
         Patch("anthropic._streaming", "Stream.__stream__", _read_sync),
         Patch("anthropic._streaming", "AsyncStream.__stream__", _read_async),
-    )
+    ),
+    "anthropic >= 1.0, < 3",
 )
-
-
-def install(tel: Telemetry) -> None:
-    """Patch anthropic now or when it is imported (``tel`` is read per call instead)."""
-    PATCHES.install()
-
-
-def uninstall() -> None:
-    """Remove tooltap's anthropic wrappers."""
-    PATCHES.uninstall()

@@ -35,22 +35,16 @@ from .._core.errors import classify_error
 from .._core.stream import parse_response
 from .._quietly import quietly
 from .._telemetry.operation import Operation, current_operation
+from .._telemetry.settlement import Event
 from .._telemetry.telemetry import get_telemetry
-from .exchange import Exchange, json_body
+from .exchange import Exchange, arg, json_body
 from .patchset import Patch, PatchSet
-from .sdk_common import (
-    Call,
-    arg,
-    filtering,
-    observed,
-    reader_wrappers,
-    request_params,
-    server_of,
-    wrappers,
-)
+from .sdk_call import Call, wrappers
+from .sdk_request import filtering, observed, request_params, server_of
+from .sdk_stream import reader_wrappers
 from .tap_stream import TapState
 
-__all__ = ["PATCHES", "install", "uninstall"]
+__all__ = ["PATCHES"]
 
 _SERVICE: Final = "bedrock-runtime"
 #: The operations observed, and whether each streams.
@@ -116,12 +110,12 @@ def _responded(exchange: Exchange, response: Any) -> None:
         if not 200 <= status < 300:
             error = classify_error(status, headers, content)
             op.attempt_failed(error)
-            op.release(error=error)
+            op.report(Event.BODY_ENDED, error=error)
             return
         body = json_body(content) if op.tel.config.capture_any else None
         parsed = parse_response(content, info.dialect, limits=op.tel.config.limits)
         op.record_parsed(parsed, info, body=body)
-        op.release()
+        op.report(Event.BODY_ENDED)
         return
     if not 200 <= status < 300:
         state = TapState(op, info, mode="error", status=status, headers=headers)
@@ -129,9 +123,10 @@ def _responded(exchange: Exchange, response: Any) -> None:
         state = TapState(
             op, info, mode="sse", status=status, headers=headers, framing="eventstream"
         )
-        op.hold_until_stream_end()
+        op.report(Event.BODY_UNREAD)
     else:
         state = TapState(op, info, mode="body", status=status, headers=headers)
+        op.report(Event.BODY_UNREAD)
     response.raw = _TapRaw(response.raw, state)
 
 
@@ -162,7 +157,10 @@ class _TapRaw(wrapt.ObjectProxy):  # type: ignore[type-arg]
 
     def stream(self, *args: Any, **kwargs: Any) -> Iterator[bytes]:
         """The wrapped ``stream()``, every chunk seen by the tap first."""
-        return self._loop(self.__wrapped__.stream(*args, **kwargs), self._self_state)
+        state = self._self_state
+        loop = self._loop(self.__wrapped__.stream(*args, **kwargs), state)
+        state.looped(loop)
+        return loop
 
     @staticmethod
     def _loop(chunks: Iterator[bytes], state: TapState) -> Iterator[bytes]:
@@ -181,7 +179,7 @@ class _TapRaw(wrapt.ObjectProxy):  # type: ignore[type-arg]
             quietly(state.finish, "closed")
             raise
         except BaseException as exc:
-            quietly(state.finish, "error", exc)
+            quietly(state.finish, "error" if isinstance(exc, Exception) else "cancelled", exc)
             raise
         quietly(state.finish, "exhausted")
 
@@ -202,13 +200,3 @@ PATCHES = PatchSet(
         Patch("botocore.eventstream", "EventStream.__iter__", _read_sync),
     )
 )
-
-
-def install(tel: Any) -> None:
-    """Patch botocore now or when it is imported (``tel`` is read per call instead)."""
-    PATCHES.install()
-
-
-def uninstall() -> None:
-    """Remove tooltap's botocore wrappers."""
-    PATCHES.uninstall()

@@ -12,10 +12,12 @@ from __future__ import annotations
 
 from typing import Any
 
+from .exchange import arg
 from .patchset import Patch, PatchSet
-from .sdk_common import Call, arg, describe_body, wrappers
+from .sdk_call import Call, wrappers
+from .sdk_request import describe_body
 
-__all__ = ["PATCHES", "install", "uninstall"]
+__all__ = ["PATCHES"]
 
 
 def _describe(instance: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Call | None:
@@ -39,13 +41,3 @@ PATCHES = PatchSet(
         Patch("cohere.core.http_client", "AsyncHttpClient.request", _async),
     )
 )
-
-
-def install(tel: Any) -> None:
-    """Patch cohere now or when it is imported (``tel`` is read per call instead)."""
-    PATCHES.install()
-
-
-def uninstall() -> None:
-    """Remove tooltap's cohere wrappers."""
-    PATCHES.uninstall()

@@ -27,21 +27,13 @@ from urllib.parse import urlsplit
 
 from .._core.detect import detect_dialect
 from .._telemetry import semconv as sc
-from .._telemetry.telemetry import Telemetry
+from .exchange import arg
 from .patchset import Patch, PatchSet
-from .sdk_common import (
-    Call,
-    arg,
-    observed,
-    parse_scope_wrappers,
-    reader_wrappers,
-    request_params,
-    server_of,
-    tapped,
-    wrappers,
-)
+from .sdk_call import Call, parse_scope_wrappers, wrappers
+from .sdk_request import observed, request_params, server_of
+from .sdk_stream import reader_wrappers, tapped
 
-__all__ = ["PATCHES", "install", "uninstall"]
+__all__ = ["PATCHES"]
 
 
 @lru_cache(maxsize=256)  # a client's few model URLs: split once, not on every call
@@ -97,15 +89,6 @@ PATCHES = PatchSet(
         Patch("google.genai.models", "AsyncModels._generate_content", _parse_async),
         Patch("google.genai._api_client", "HttpResponse.segments", _read_sync),
         Patch("google.genai._api_client", "HttpResponse.async_segments", _read_async),
-    )
+    ),
+    "google-genai >= 2.0, < 4",
 )
-
-
-def install(tel: Telemetry) -> None:
-    """Patch google-genai now or when it is imported (``tel`` is read per call instead)."""
-    PATCHES.install()
-
-
-def uninstall() -> None:
-    """Remove tooltap's google-genai wrappers."""
-    PATCHES.uninstall()

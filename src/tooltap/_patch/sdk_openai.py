@@ -35,10 +35,13 @@ from opentelemetry.trace import Span, SpanKind
 from .._telemetry import semconv as sc
 from .._telemetry.operation import Operation
 from .._telemetry.telemetry import Telemetry
+from .exchange import arg
 from .patchset import Patch, PatchSet
-from .sdk_common import Call, arg, describe_body, reader_wrappers, wrappers
+from .sdk_call import Call, wrappers
+from .sdk_request import describe_body
+from .sdk_stream import reader_wrappers
 
-__all__ = ["PATCHES", "foreign_inference_span", "install", "uninstall"]
+__all__ = ["PATCHES", "foreign_inference_span"]
 
 _log = logging.getLogger("tooltap")
 _announced: set[str] = set()
@@ -107,15 +110,6 @@ PATCHES = PatchSet(
         Patch("openai._base_client", "AsyncAPIClient.request", _async),
         Patch("openai._streaming", "Stream.__stream__", _read_sync),
         Patch("openai._streaming", "AsyncStream.__stream__", _read_async),
-    )
+    ),
+    "openai >= 2.0, < 4",
 )
-
-
-def install(tel: Telemetry) -> None:
-    """Patch openai now or when it is imported (``tel`` is read per call instead)."""
-    PATCHES.install()
-
-
-def uninstall() -> None:
-    """Remove tooltap's openai wrappers."""
-    PATCHES.uninstall()

@@ -11,7 +11,6 @@ The loops are a generator and an async generator: misuse from two threads or tas
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import AsyncIterator, Iterator
 from typing import Any
 
@@ -53,7 +52,10 @@ class TapSyncStream(_Observed):
         state.watch(self)
 
     def __iter__(self) -> Iterator[bytes]:
-        return self._loop(self._self_state)
+        state = self._self_state
+        loop = self._loop(state)
+        state.looped(loop)
+        return loop
 
     def _loop(self, state: TapState) -> Iterator[bytes]:
         """Every chunk to the app, after tooltap's step; settles once however it ends."""
@@ -72,7 +74,7 @@ class TapSyncStream(_Observed):
             quietly(state.finish, "closed")
             raise
         except BaseException as exc:
-            quietly(state.finish, "error", exc)
+            quietly(state.finish, "error" if isinstance(exc, Exception) else "cancelled", exc)
             raise
         quietly(state.finish, "exhausted")
 
@@ -92,11 +94,13 @@ class TapAsyncStream(_Observed):
         state.watch(self)
 
     def __aiter__(self) -> AsyncIterator[bytes]:
-        return self._loop(self._self_state)
+        state = self._self_state
+        loop = self._loop(state)
+        state.looped(loop)
+        return loop
 
     async def _loop(self, state: TapState) -> AsyncIterator[bytes]:
-        """Every chunk to the app, after tooltap's step; settles once however it ends
-        (a cancelled reader as closed)."""
+        """Every chunk to the app, after tooltap's step; settles once however it ends."""
         inner = self.__wrapped__.__aiter__()
         state.reading()
         try:
@@ -109,11 +113,11 @@ class TapAsyncStream(_Observed):
                 except Exception as exc:  # noqa: BLE001 - never into the app
                     state.broken(exc)
                 yield chunk
-        except (GeneratorExit, asyncio.CancelledError):  # the app's task stopped reading
+        except GeneratorExit:
             quietly(state.finish, "closed")
             raise
-        except BaseException as exc:
-            quietly(state.finish, "error", exc)
+        except BaseException as exc:  # not an Exception: the app's task was cancelled
+            quietly(state.finish, "error" if isinstance(exc, Exception) else "cancelled", exc)
             raise
         finally:
             aclose = getattr(inner, "aclose", None)

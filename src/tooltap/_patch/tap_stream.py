@@ -10,6 +10,7 @@ forked child forgets its parent's.
 from __future__ import annotations
 
 import json
+import threading
 import time
 import weakref
 from collections.abc import AsyncGenerator, Callable, Generator, Mapping
@@ -23,12 +24,13 @@ from .._forks import in_child
 from .._quietly import after_collection, quietly, report
 from .._telemetry.content import streamed_body
 from .._telemetry.operation import Operation
+from .._telemetry.settlement import Body, BodyAction, BodyEvent, Event, body_step
 from .tap_decoder import TapDecoder
 
 __all__ = ["End", "Mode", "TapState", "settle_all"]
 
 Mode = Literal["sse", "body", "error"]
-End = Literal["exhausted", "closed", "error", "collected", "detached"]
+End = Literal["exhausted", "closed", "error", "cancelled", "collected", "detached"]
 _ERROR_BODY_CAP: Final = 64 * 1024
 
 
@@ -64,20 +66,20 @@ class TapState:
         "_buf",
         "_cap",
         "_decoded",
-        "_deferred",
-        "_done",
         "_finalizer",
         "_first",
         "_first_at",
         "_first_bytes",
         "_first_events",
         "_framing",
+        "_kept",
+        "_loop",
         "_off",
         "_oversized",
         "_parser",
-        "_pending",
         "_read_at",
         "_reader",
+        "_thread",
         "capture",
         "headers",
         "hot",
@@ -85,6 +87,7 @@ class TapState:
         "mode",
         "op",
         "size",
+        "stage",
         "status",
     )
 
@@ -119,15 +122,17 @@ class TapState:
         self._buf = bytearray()
         self._cap = _ERROR_BODY_CAP if mode == "error" else limits.max_event_bytes
         self._decoded = False
-        self._pending = False  # the raw body ended; the client's decoder not flushed yet
         self._first = mode != "error"
         self._off = False
         self._oversized = False
-        self._done = False
+        self.stage = Body.READING
         self._finalizer: weakref.finalize[Any, Any] | None = None
         self._reader: weakref.ref[Any] | None = None
-        self._deferred: tuple[End, BaseException | None] | None = None
+        self._loop: weakref.ref[Any] | None = None
+        self._thread: threading.Thread | None = None
+        self._kept: tuple[End, BaseException | None] | None = None  # an end awaiting a step
         self.hot: Callable[[bytes], list[ToolCall] | None] = self.feed
+        op.body = self
 
     def decoding(self, decoder: Any) -> TapDecoder:
         """The client's decoder for this body, wrapped to hand the tap what it decodes."""
@@ -141,7 +146,7 @@ class TapState:
 
     def forget(self) -> None:
         """Never settle: a forked child's copy of a body its parent is reading."""
-        self._done = True
+        self._report(BodyEvent.FORGOTTEN, None, None)
         if self._finalizer is not None:
             self._finalizer.detach()
             self._finalizer = None
@@ -154,9 +159,29 @@ class TapState:
         _live.add(self)
 
     def reading(self) -> None:
-        """The app started reading the body (a time for ``stream_buffered``)."""
+        """The app started reading the body (a time for ``stream_buffered``), in this thread."""
         if self._read_at is None:
             self._read_at = time.monotonic()
+        self._thread = threading.current_thread()
+
+    def looped(self, loop: object) -> None:
+        """``loop`` is the proxy's own generator: its steps tell ``dropped`` that a read runs."""
+        self._loop = weakref.ref(loop)
+
+    def dropped(self, caller: threading.Thread) -> bool:
+        """Not settled, and nobody reads it now: no step of the tap's loop or of the SDK's
+        runs (a thread waiting for a chunk, a listener inside one), and the thread that reads
+        it is ``caller`` itself or gone."""
+        if self.stage is Body.SETTLED:
+            return False
+        loop = self._loop() if self._loop is not None else None
+        if loop is not None and _running(loop):
+            return False
+        if self._sdk_stepping():
+            return False
+        thread = self._thread
+        reader_elsewhere = thread is not None and thread is not caller and thread.is_alive()
+        return not (reader_elsewhere and loop is not None)
 
     def read_by(self, reader: Generator[Any] | AsyncGenerator[Any]) -> None:
         """``reader`` is the SDK's own loop over this body: a body that ends during one of its
@@ -165,9 +190,7 @@ class TapState:
 
     def _sdk_stepping(self) -> bool:
         reader = self._reader() if self._reader is not None else None
-        if reader is None:
-            return False
-        return bool(getattr(reader, "gi_running", False) or getattr(reader, "ag_running", False))
+        return reader is not None and _running(reader)
 
     def read_done(self, exc: BaseException | None) -> None:
         """The SDK's loop over this body ended: returned, closed, or raised ``exc``.
@@ -178,20 +201,32 @@ class TapState:
         if after_collection(self.read_done, exc):
             return
         self._reader = None
-        deferred, self._deferred = self._deferred, None
-        failed = exc if isinstance(exc, Exception) else None
-        if self._done:
-            if failed is not None and not self.op.ended:
-                self.op.not_delivered(failed)
-            return
-        if failed is None:
-            if deferred is not None:
-                self._settle(*deferred)
-            return
-        end, cause = deferred or ("closed", None)
-        if end != "error":
-            cause = None  # the SDK's own failure, not the transport's
-        self._settle(end, cause, failed)
+        if isinstance(exc, Exception):
+            self._report(BodyEvent.STEP_RAISED, None, exc)
+        else:
+            self._report(BodyEvent.STEP_RETURNED, None, None)
+
+    def _report(self, event: BodyEvent, end: End | None, exc: BaseException | None) -> None:
+        """Step the body's state (``settlement.BODY_TABLE``) and carry out its actions."""
+        self.stage, actions = body_step(self.stage, event)
+        for action in actions:
+            if action is BodyAction.SETTLE and end is not None:
+                self._settle(end, exc)
+            elif action is BodyAction.DEFER and end is not None:
+                self._kept = (end, exc)
+            elif action is BodyAction.SETTLE_DEFERRED and self._kept is not None:
+                self._settle(*self._kept)
+            elif action is BodyAction.SDK_FAILED and isinstance(exc, Exception):
+                kept, cause = self._kept or ("closed", None)
+                if kept != "error":
+                    cause = None  # the SDK's own failure, not the transport's
+                self._settle(kept, cause, exc)
+            elif (
+                action is BodyAction.NOT_DELIVERED
+                and isinstance(exc, Exception)
+                and not self.op.ended
+            ):
+                self.op.not_delivered(exc)
 
     def feed(self, chunk: bytes) -> list[ToolCall] | None:
         """One raw chunk, as the transport delivered it; the calls it completed."""
@@ -228,7 +263,7 @@ class TapState:
     def flushed(self) -> None:
         """The client's decoder is flushed: a raw end that waited for it settles now."""
         self._decoded = False
-        if self._pending:
+        if self.stage is Body.AWAITING_FLUSH:
             quietly(self.finish, "exhausted")
 
     def _take(self, data: bytes) -> list[ToolCall] | None:
@@ -270,35 +305,33 @@ class TapState:
 
     def finish(self, end: End, exc: BaseException | None = None) -> None:
         """Settle the operation for this body; runs once, whatever calls it."""
-        if self._done or after_collection(self.finish, end, exc):
+        if self.stage is Body.SETTLED or after_collection(self.finish, end, exc):
             return
         if end == "exhausted" and self._decoded:  # the client's decoder may hand on a tail
-            self._pending = True
+            self._report(BodyEvent.EXHAUSTED_UNFLUSHED, end, exc)
             return
-        if self._pending and end in ("closed", "collected"):
+        if self.stage is Body.AWAITING_FLUSH and end in ("closed", "cancelled", "collected"):
             end = "exhausted"  # the raw body was read to its end
-        if self._sdk_stepping():  # ended inside an SDK step: wait for how that step ends
-            if self._deferred is None:
-                self._deferred = (end, exc)
-            return
-        self._settle(end, exc)
+        event = BodyEvent.ENDED_IN_STEP if self._sdk_stepping() else BodyEvent.ENDED
+        self._report(event, end, exc)
 
     def _settle(self, end: End, exc: BaseException | None, sdk: Exception | None = None) -> None:
-        """Settle once; ``sdk``: what the SDK raised on the body (its calls not delivered)."""
-        if self._done:
-            return
-        self._done = True
+        """Record the response once (the state is settled already); ``sdk``: what the SDK
+        raised on the body (its calls not delivered). Then the operation hears of it."""
         _live.discard(self)
         if self._finalizer is not None:
             self._finalizer.detach()
             self._finalizer = None
+        if end == "cancelled":  # the app's task was cancelled: it stopped reading
+            self.op.cancelled()
+            end, exc = "closed", None
         error: ErrorClass | None = None
         try:
             error = self._record(end, exc, by_sdk=sdk is not None)
             if sdk is not None:
                 self.op.not_delivered(sdk)
         finally:  # a recording failure (a tooltap bug) must not leave the operation open
-            self.op.release(None if self.mode == "error" else exc, error)
+            self.op.report(Event.BODY_ENDED, None if self.mode == "error" else exc, error)
 
     def _record(self, end: End, exc: BaseException | None, *, by_sdk: bool) -> ErrorClass | None:
         """Record the response on the operation; the error it ends with, for error bodies."""
@@ -353,6 +386,11 @@ class TapState:
         ):
             detail = f"{events} events at once after {wait:.2f}s"
             self.op.record_problem(Problem("stream_buffered", detail=detail))
+
+
+def _running(generator: object) -> bool:
+    """Whether a step of ``generator`` (sync or async) runs now."""
+    return bool(getattr(generator, "gi_running", False) or getattr(generator, "ag_running", False))
 
 
 def _json(body: bytes) -> Any:

@@ -355,7 +355,7 @@ async def _attempts(
                 if isinstance(exc, TimedOut):
                     text, error_type = f"The tool {call.name!r} {exc}", "timeout"
                     if tool.side_effects:
-                        span.in_doubt("timeout")
+                        span.record_in_doubt("timeout")
                         break
                 else:
                     text = f"The tool {call.name!r} failed: {type(exc).__name__}: {exc}"
@@ -363,13 +363,13 @@ async def _attempts(
                 delay = next(delays, None)
                 if delay is None:
                     break
-                span.retrying(attempts, error_type)
+                span.record_retry(attempts, error_type)
                 await asyncio.sleep(delay)
             else:
                 spent += time.perf_counter() - start
-                span.record(output, is_error=False, attempts=attempts)
+                span.record_result(output, is_error=False, attempts=attempts)
                 return Outcome(call, "ok", output, attempts=attempts, duration=spent)
-        span.record(text, is_error=True, attempts=attempts, error_type=error_type)
+        span.record_result(text, is_error=True, attempts=attempts, error_type=error_type)
     _log.debug("tooltap: tool %s failed", call.name, exc_info=failure)
     if isinstance(failure, TimedOut) and tool.side_effects:
         text += "; whether it took effect is unknown, so it was not repeated."

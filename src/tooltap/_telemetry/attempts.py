@@ -20,8 +20,15 @@ class Attempts:
     ``attributes``: the operation's metric attributes (updated in place as requests tell more).
     """
 
-    def __init__(self, tel: Telemetry, attributes: Mapping[str, Any], out: InferenceSpan) -> None:
+    def __init__(
+        self,
+        tel: Telemetry,
+        attributes: Mapping[str, Any],
+        out: InferenceSpan,
+        retry_header: str | None,
+    ) -> None:
         self._tel = tel
+        self._retry_header = retry_header  # the dialect's attempt-number header
         self._attributes = attributes
         self._out = out
         self.started = time.monotonic()  # when the operation started
@@ -33,11 +40,12 @@ class Attempts:
         self._ttfc_recorded = False
 
     def begin(self, headers: Mapping[str, str]) -> None:
-        """One attempt starts: ``x-stainless-retry-count`` gives its number when present;
+        """One attempt starts: the dialect's retry header gives its number when present;
         a new attempt after a failed one counts ``tooltap.retries`` with that failure's type."""
         self._count += 1
         self.attempt_started = time.monotonic()
-        retry_count = headers.get("x-stainless-retry-count")
+        header = self._retry_header
+        retry_count = headers.get(header) if header is not None else None
         resend = self._count - 1
         if retry_count is not None and retry_count.isdigit():
             resend = max(resend, int(retry_count))

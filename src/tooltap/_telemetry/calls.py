@@ -13,7 +13,7 @@ from typing import Protocol
 from .._core.model import Problem, RequestInfo, ToolCall
 from .._core.validate import validate
 from . import semconv as sc
-from .correlate import OpenCall
+from .correlate import OpenCall, Scope
 from .inference_span import InferenceSpan
 from .listeners import ToolCallProblem
 from .response import problem_event, replayed
@@ -32,6 +32,9 @@ class _Operation(Protocol):
     dialect: str
     provider: str
     conversation: str | None
+    scope: Scope
+    turn: int | None
+    system: int | None
     request_info: RequestInfo | None
 
     @property
@@ -41,13 +44,14 @@ class _Operation(Protocol):
 class Calls:
     """An operation's calls: delivered ones (per attempt), waiting ones, and their counts."""
 
-    def __init__(self, op: _Operation, out: InferenceSpan) -> None:
+    def __init__(self, op: _Operation, out: InferenceSpan, *, handing: bool) -> None:
         self._op = op
         self._out = out
         self.opened: list[OpenCall] = []
         self._delivered: set[int] = set()
         self._delivered_ids: set[str] = set()
-        self.handing = False  # the SDK call that hands this response to the app is running
+        #: The SDK call that hands this response to the app runs (the op starts in one).
+        self.handing = handing
         self._stash: list[ToolCall] = []  # calls parsed while it runs: the app has none yet
         self._stash_response: str | None = None
         self._counts: list[tuple[OpenCall, str, str]] = []  # (entry, label, outcome) to count
@@ -95,6 +99,11 @@ class Calls:
                 outcome=outcome,
                 conversation=op.conversation,
                 context=self._out.context(),
+                scope=op.scope,
+                turn=op.turn,
+                output=tel.config.output_tool(call.name)
+                and (declared is None or call.name in declared),
+                system=op.system,
             )
             self.opened.append(entry)
             self._counts.append((entry, label, outcome))
@@ -129,7 +138,7 @@ class Calls:
             self._stash_response = response_id
             return
         op = self._op
-        if op.tel.lifecycle.responded(response_id, self.opened, op.conversation):
+        if op.tel.lifecycle.responded(response_id, self.opened, op.conversation, op.scope):
             replayed(self._out, self.opened)
 
     def handed(self) -> None:
@@ -196,6 +205,8 @@ class Calls:
             label=label,
             dialect=op.dialect,
             conversation=op.conversation,
+            scope=op.scope,
+            turn=op.turn,
         )
         if entry is not None:
             self.opened.append(entry)

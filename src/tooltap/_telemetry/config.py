@@ -173,6 +173,11 @@ class Config:
     hosts: tuple[str, ...] = ()
     #: Patterns never observed (same forms), checked after ``hosts``.
     exclude: tuple[str, ...] = ()
+    #: Tool names (``fnmatch`` patterns, case-sensitive) a framework consumes itself as the
+    #: run's structured output: no result is ever sent for their calls, so they end as
+    #: ``output``, never orphaned. The default is pydantic-ai's output tools and
+    #: smolagents' ``final_answer``.
+    output_tools: tuple[str, ...] = ("final_result", "final_result_*", "final_answer")
 
     def __post_init__(self) -> None:
         if self.capture_content is not None:
@@ -199,6 +204,11 @@ class Config:
             object.__setattr__(self, "limits", Limits())
         for name in ("hosts", "exclude"):
             object.__setattr__(self, name, _patterns(name, getattr(self, name)))
+        object.__setattr__(self, "output_tools", _names(self.output_tools))
+
+    def output_tool(self, name: str) -> bool:
+        """Whether a call of ``name`` is an output tool (``output_tools``)."""
+        return any(fnmatch.fnmatchcase(name, p) for p in self.output_tools)
 
     def observes(self, host: str | None, path: str) -> bool:
         """Whether traffic to ``host`` + ``path`` is observed under ``hosts`` / ``exclude``."""
@@ -257,6 +267,15 @@ def _patterns(name: str, value: object) -> tuple[str, ...]:
     if isinstance(items, (tuple, list, set, frozenset)) and all(isinstance(v, str) for v in items):
         return tuple(v.lower() for v in items)
     reject(f"tooltap: {name} must be a string or strings, got {value!r}; ignored")
+    return ()
+
+
+def _names(value: object) -> tuple[str, ...]:
+    """``output_tools`` as name patterns; anything else warns and means none."""
+    items = (value,) if isinstance(value, str) else value
+    if isinstance(items, (tuple, list, set, frozenset)) and all(isinstance(v, str) for v in items):
+        return tuple(items)
+    reject(f"tooltap: output_tools must be a string or strings, got {value!r}; ignored")
     return ()
 
 

@@ -2,11 +2,15 @@
 
 Call ids are only unique within one conversation (``call_0``, ``functions.get:0``), and
 Google calls may have none, so open calls are a multimap: by call id and by content key
-(a hash of the name and canonical arguments). A new call never displaces another open
-call sharing its id. A result is matched with what its request says about the call it
-answers (``Wanted``): its id and content key, in the request's conversation and, for a
-``previous_response_id``, that response's calls first; identical open calls (two users,
-same question) are indistinguishable, and the oldest is taken.
+(a hash of the name and canonical arguments), each also within the call's conversation
+scope. A new call never displaces another open call sharing its id. A result is matched
+with what its request says about the call it answers (``Wanted``): its id and content
+key, only within the request's scope (the conversation id the app or the API names,
+else the fingerprint of the conversation as the wire shows it); calls of no scope (a
+harness opened them) come after. Within each, a ``previous_response_id``'s calls come
+first, then calls whose turn stands at or before the result's call turn (the latest
+such), then the oldest. Open calls identical in all of this (two conversations identical
+on the wire so far) are indistinguishable, and the oldest is taken.
 
 Open calls keep ids, name and key, never the arguments; the table is bounded by count
 and by bytes (the oldest is evicted first). Not thread-safe: the lifecycle locks it.
@@ -15,20 +19,25 @@ and by bytes (the oldest is evicted first). Not thread-safe: the lifecycle locks
 from __future__ import annotations
 
 from collections import OrderedDict
-from collections.abc import Hashable, Iterable
+from collections.abc import Hashable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Final, TypeVar, Union
 
 from opentelemetry.trace import Span, SpanContext
 
-from .callids import Bounded
+from .._core.model import ModelTurn
+from .callids import Bounded, call_key
 
-__all__ = ["Answered", "OpenCall", "OpenCalls", "Wanted"]
+__all__ = ["Answered", "OpenCall", "OpenCalls", "Scope", "Wanted", "moved_past"]
+
+#: A conversation scope: the id the app or the API names, or the wire's fingerprint.
+Scope = str | int | None
 
 _K = TypeVar("_K", bound=Hashable)
 
-#: Bytes an open call costs beside its id and name strings (entry, span handle, indexes).
-ENTRY_BYTES: Final = 400
+#: Bytes an open call costs beside its id and name strings (entry, span handle, indexes:
+#: ~750 measured with tracemalloc, five index entries and its scope's).
+ENTRY_BYTES: Final = 750
 #: Distinct result digests remembered per answered call.
 _DIGESTS: Final = 8
 
@@ -46,8 +55,11 @@ class OpenCall:
     label: str
     outcome: str
     started: float
-    conversation: str | None = None
+    conversation: Scope = None
     response_id: str | None = None
+    turn: int | None = None  # history index the call's model turn stands at (or later)
+    output: bool = False  # an output tool: the framework consumes it, no result comes
+    system: int | None = None  # the system prompt's fingerprint
     handled: bool = False
     handler_error: str | None = None
     broken: bool = False  # arrived whole but unusable: ``outcome`` is the problem kind
@@ -68,8 +80,10 @@ class Wanted:
 
     call_id: str | None
     key: int | None
-    conversation: str | None = None
+    conversation: Scope = None
     previous_response: str | None = None
+    turn: int | None = None  # history index of the model turn holding the call
+    system: int | None = None  # the request's system prompt fingerprint
 
 
 class OpenCalls:
@@ -78,9 +92,11 @@ class OpenCalls:
 
     Ids are reused across conversations (``call_0`` in every response of some servers),
     so one id can name thousands of open calls, and identical Gemini calls share a key:
-    a result is looked up by id and key together, and a slot of several calls is ordered
-    and drops one in constant time, so that matching a result costs the same with ten
-    open calls of that id as with ten thousand. A slot of one call is the call itself."""
+    a result is looked up by id, key and scope together, and a slot of several calls is
+    ordered and drops one in constant time, so that matching a result costs the same
+    with ten open calls of that id as with ten thousand. A slot of one call is the call
+    itself. The calls of a scope with a known turn are kept by scope too (``horizon``,
+    ``of_scope``)."""
 
     def __init__(self, max_count: int, max_bytes: int) -> None:
         self.max_count = max_count
@@ -91,6 +107,9 @@ class OpenCalls:
         self._by_id: dict[str, _Slot] = {}
         self._by_id_key: dict[tuple[str, int | None], _Slot] = {}
         self._by_key: dict[int, _Slot] = {}
+        self._scoped_id_key: dict[tuple[str, int | None, Scope], _Slot] = {}
+        self._scoped_key: dict[tuple[int, Scope], _Slot] = {}
+        self._by_scope: dict[Scope, dict[int, OpenCall]] = {}
 
     def __len__(self) -> int:
         return len(self._order)
@@ -101,11 +120,16 @@ class OpenCalls:
         self._seq += 1
         self._order[entry.seq] = entry
         self.bytes += entry.size
+        scope = entry.conversation
         if entry.call_id is not None:
             _put(self._by_id, entry.call_id, entry)
             _put(self._by_id_key, (entry.call_id, entry.key), entry)
+            _put(self._scoped_id_key, (entry.call_id, entry.key, scope), entry)
         if entry.key is not None:
             _put(self._by_key, entry.key, entry)
+            _put(self._scoped_key, (entry.key, scope), entry)
+        if entry.turn is not None and scope is not None:
+            self._by_scope.setdefault(scope, {})[entry.seq] = entry
         evicted = []
         while len(self._order) > 1 and (
             len(self._order) > self.max_count or self.bytes > self.max_bytes
@@ -131,11 +155,20 @@ class OpenCalls:
 
     def _unindex(self, entry: OpenCall) -> None:
         self.bytes -= entry.size
+        scope = entry.conversation
         if entry.call_id is not None:
             _drop(self._by_id, entry.call_id, entry)
             _drop(self._by_id_key, (entry.call_id, entry.key), entry)
+            _drop(self._scoped_id_key, (entry.call_id, entry.key, scope), entry)
         if entry.key is not None:
             _drop(self._by_key, entry.key, entry)
+            _drop(self._scoped_key, (entry.key, scope), entry)
+        if entry.turn is not None and scope is not None:
+            calls = self._by_scope.get(scope)
+            if calls is not None:
+                calls.pop(entry.seq, None)
+                if not calls:
+                    del self._by_scope[scope]
 
     def clear(self) -> list[OpenCall]:
         entries = list(self._order.values())
@@ -143,8 +176,23 @@ class OpenCalls:
         self._by_id.clear()
         self._by_id_key.clear()
         self._by_key.clear()
+        self._scoped_id_key.clear()
+        self._scoped_key.clear()
+        self._by_scope.clear()
         self.bytes = 0
         return entries
+
+    def horizon(self, scope: Scope) -> int | None:
+        """The oldest turn of an open call of ``scope`` (None: none with a known turn)."""
+        calls = self._by_scope.get(scope) if scope is not None else None
+        if not calls:
+            return None
+        return min(e.turn for e in calls.values() if e.turn is not None)
+
+    def of_scope(self, scope: Scope) -> list[OpenCall]:
+        """The open calls of ``scope`` with a known turn, oldest first."""
+        calls = self._by_scope.get(scope) if scope is not None else None
+        return list(calls.values()) if calls else []
 
     def by_id(self, wanted: Wanted) -> OpenCall | None:
         """The open call with the wanted id (same content key first, or an unknown key)."""
@@ -153,15 +201,28 @@ class OpenCalls:
             return None
         if wanted.key is None:
             return _best(_calls(self._by_id.get(call_id)), wanted)
-        return _best(_calls(self._by_id_key.get((call_id, wanted.key))), wanted) or _best(
-            _calls(self._by_id_key.get((call_id, None))), wanted
+        if wanted.conversation is None:
+            return _best(_calls(self._by_id_key.get((call_id, wanted.key))), wanted) or _best(
+                _calls(self._by_id_key.get((call_id, None))), wanted
+            )
+        index, scope = self._scoped_id_key, wanted.conversation
+        return (
+            _best(_calls(index.get((call_id, wanted.key, scope))), wanted)
+            or _best(_calls(index.get((call_id, wanted.key, None))), wanted)
+            or _best(_calls(index.get((call_id, None, scope))), wanted)
+            or _best(_calls(index.get((call_id, None, None))), wanted)
         )
 
     def by_content(self, wanted: Wanted) -> OpenCall | None:
         """The open call with the wanted content key, whatever its id (rewritten or absent)."""
         if wanted.key is None:
             return None
-        return _best(_calls(self._by_key.get(wanted.key)), wanted)
+        if wanted.conversation is None:
+            return _best(_calls(self._by_key.get(wanted.key)), wanted)
+        index = self._scoped_key
+        return _best(_calls(index.get((wanted.key, wanted.conversation))), wanted) or _best(
+            _calls(index.get((wanted.key, None))), wanted
+        )
 
     def find(self, wanted: Wanted) -> OpenCall | None:
         """An open call of ``wanted`` not yet run by a handler, else any, without removing it."""
@@ -213,23 +274,79 @@ def _seq(entry: OpenCall) -> int:
 
 
 def _best(entries: Iterable[OpenCall], wanted: Wanted) -> OpenCall | None:
-    """The oldest entry in the wanted scope: the previous response's calls, then the same
-    conversation, then calls of no stated conversation."""
+    """The first entry in the wanted scope (no other stated scope) by: the same scope,
+    the previous response's calls, the same system prompt, a turn at or before the wanted
+    turn (the latest), an unknown turn, a later turn; then the oldest."""
     best: OpenCall | None = None
-    best_rank = 4
-    floor = (0 if wanted.previous_response else 2) + (0 if wanted.conversation else 1)
+    best_rank: tuple[int, int, int, int, int] | None = None
+    previous, scope, turn = wanted.previous_response, wanted.conversation, wanted.turn
+    system = wanted.system
+    floor = (0 if scope is not None else 1, 0 if previous else 1, 0, 0, -(turn or 0))
     for entry in entries:
-        if wanted.conversation and entry.conversation and entry.conversation != wanted.conversation:
+        if scope is not None and entry.conversation is not None and entry.conversation != scope:
             continue
+        at = entry.turn
+        if turn is None:
+            when = (0, 0)
+        elif at is None:
+            when = (1, 0)
+        else:
+            when = (0, -at) if at <= turn else (2, 0)
         rank = (
-            0 if wanted.previous_response and entry.response_id == wanted.previous_response else 2
+            0 if scope is not None and entry.conversation == scope else 1,
+            0 if previous and entry.response_id == previous else 1,
+            0 if entry.system == system else 1,
+            *when,
         )
-        rank += 0 if wanted.conversation and entry.conversation == wanted.conversation else 1
-        if rank < best_rank:
+        if best_rank is None or rank < best_rank:
             best, best_rank = entry, rank
             if rank == floor:  # none after it can rank lower
                 break
     return best
+
+
+def moved_past(
+    entries: Iterable[OpenCall],
+    length: int,
+    turns: Iterable[ModelTurn],
+    answered: Mapping[object, int],
+) -> list[OpenCall]:
+    """The open calls of a request's scope that its history (``length`` items, the model
+    ``turns`` read) has moved past without a structured result (``answered``: call id or
+    content key -> the latest turn a result of the request answers): the model turn where
+    the call stands is text only (the result went back as text), or holds the call and is
+    followed by more, none of it a result for it. A text turn must name the call's id
+    (smolagents writes ``Calling tools: [{'id': ...}]``): conversations opening alike
+    share a scope, and another's text turn is not this call's."""
+    by_index: dict[int, ModelTurn] | None = None
+    out: list[OpenCall] = []
+    for entry in entries:
+        at = entry.turn
+        if at is None or at >= length - 1:
+            continue  # nothing after its turn yet
+        known = entry.call_id if entry.call_id is not None else entry.key
+        if known is not None and answered.get(known, -1) >= at:
+            continue
+        if by_index is None:
+            by_index = {t.index: t for t in turns}
+        turn = by_index.get(at)
+        as_text = (  # a text turn naming the call (its id, when it has one)
+            turn is not None
+            and not turn.calls
+            and (entry.call_id is None or entry.call_id in turn.text)
+        )
+        if as_text or any(at <= t.index < length - 1 and _holds(t, entry)
+                          for t in by_index.values()):  # fmt: skip
+            out.append(entry)
+    return out
+
+
+def _holds(turn: ModelTurn, entry: OpenCall) -> bool:
+    if entry.call_id is not None:
+        return any(call_id == entry.call_id for call_id, _, _ in turn.calls)
+    return any(
+        call_id is None and call_key(name, args) == entry.key for call_id, name, args in turn.calls
+    )
 
 
 #: What identifies an answered call across re-sends of one request: hashes of its id,

@@ -30,7 +30,7 @@ if TYPE_CHECKING:
     from .correlate import OpenCall
     from .instruments import Instruments
 
-__all__ = ["Execution", "find_execution", "tool_execution"]
+__all__ = ["NO_EXECUTION", "Execution", "find_execution", "tool_execution"]
 
 
 class Execution:
@@ -131,7 +131,8 @@ class Execution:
             _report(exc)
 
 
-_NOOP: Final = Execution(None, False)
+#: The execution of a call tooltap does not record: every method is a no-op.
+NO_EXECUTION: Final = Execution(None, False)
 
 
 def _report(exc: BaseException) -> None:
@@ -165,13 +166,15 @@ def find_execution(call: ToolCall) -> Execution:
     """The ``Execution`` of ``call``'s open span, without opening one (else a no-op)."""
     tel = get_telemetry()
     if tel is None:
-        return _NOOP
+        return NO_EXECUTION
     try:
         entry = tel.lifecycle.find(call, current_conversation.get())
     except Exception as exc:  # noqa: BLE001
         _report(exc)
-        return _NOOP
-    return _NOOP if entry is None else Execution(entry, tel.config.content_on_span, tel.instruments)
+        return NO_EXECUTION
+    if entry is None:
+        return NO_EXECUTION
+    return Execution(entry, tel.config.content_on_span, tel.instruments)
 
 
 @contextmanager
@@ -185,7 +188,7 @@ def tool_execution(call: ToolCall, *, side_effects: bool = False) -> Iterator[Ex
     re-raised unchanged. No-op when not instrumented.
     """
     tel = get_telemetry()
-    execution = _NOOP
+    execution = NO_EXECUTION
     if tel is not None:
         try:
             execution = _open_execution(tel, call, side_effects)

@@ -34,6 +34,7 @@ __all__ = [
     "SHUTDOWN_TIMEOUT",
     "bounded",
     "check_endpoints",
+    "exit_deadline",
     "export_requested",
     "private_providers",
     "prometheus_address",
@@ -46,7 +47,8 @@ EXPORT_ENV: Final = "TOOLTAP_EXPORT"
 PROMETHEUS_PORT_ENV: Final = "TOOLTAP_PROMETHEUS_PORT"
 PROMETHEUS_HOST_ENV: Final = "TOOLTAP_PROMETHEUS_HOST"
 SHUTDOWN_TIMEOUT: Final = 5.0
-"""Seconds that the exit flush may take in total, whatever the backends do."""
+"""Seconds that everything tooltap does at exit may take in total, whatever the backends
+and span processors do (ending open spans, then flushing what tooltap built)."""
 
 _GRPC: Final = "grpc"
 _HTTP: Final = "http/protobuf"
@@ -169,8 +171,24 @@ def shutdown(timeout: float = SHUTDOWN_TIMEOUT) -> None:
         bounded(provider.shutdown, deadline)
 
 
-def bounded(action: Callable[[], object], deadline: float) -> None:
-    """Run ``action`` in a daemon thread; give up waiting at ``deadline``."""
+_exit_deadline: float | None = None
+
+
+def exit_deadline() -> float:
+    """The one deadline of every exit hook of tooltap: ``SHUTDOWN_TIMEOUT`` from the first."""
+    global _exit_deadline
+    if _exit_deadline is None:
+        _exit_deadline = time.monotonic() + SHUTDOWN_TIMEOUT
+    return _exit_deadline
+
+
+def _shutdown_at_exit() -> None:
+    shutdown(max(0.0, exit_deadline() - time.monotonic()))
+
+
+def bounded(action: Callable[[], object], deadline: float, *, wait: bool = True) -> None:
+    """Run ``action`` in a daemon thread; give up waiting at ``deadline`` (``wait=False``:
+    do not wait at all)."""
 
     def run() -> None:
         try:
@@ -180,6 +198,8 @@ def bounded(action: Callable[[], object], deadline: float) -> None:
 
     worker = threading.Thread(target=run, name="tooltap-flush", daemon=True)
     worker.start()
+    if not wait:
+        return
     worker.join(max(0.0, deadline - time.monotonic()))
     if worker.is_alive():
         _log.warning("tooltap: telemetry flush timed out; some data may be lost")
@@ -256,7 +276,7 @@ def _resource() -> Any:
 
 def _register_exit() -> None:
     if not _owned.atexit_registered:
-        atexit.register(shutdown)
+        atexit.register(_shutdown_at_exit)
         _owned.atexit_registered = True
 
 

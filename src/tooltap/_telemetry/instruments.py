@@ -14,7 +14,7 @@ from typing import Any
 
 from opentelemetry.metrics import CallbackOptions, Histogram, Meter, Observation
 
-from .._forks import new_lock
+from .._forks import OwnedLock
 from . import semconv as sc
 
 __all__ = ["Instruments", "Tally", "ToolNames"]
@@ -30,7 +30,7 @@ class Tally:
     """
 
     def __init__(self) -> None:
-        self._lock = new_lock()
+        self._lock = OwnedLock()
         self._totals: dict[_Key, int] = {}
 
     def add(self, amount: int, attributes: Mapping[str, Any]) -> None:
@@ -47,7 +47,7 @@ class Tally:
 
 
 _TALLIES: weakref.WeakKeyDictionary[Meter, dict[str, Tally]] = weakref.WeakKeyDictionary()
-_TALLIES_LOCK = new_lock()
+_TALLIES_LOCK = OwnedLock()
 
 
 def _tally(meter: Meter, name: str) -> Tally:
@@ -122,7 +122,7 @@ class ToolNames:
     def __init__(self, cap: int) -> None:
         self._cap = cap
         self._seen: set[str] = set()
-        self._lock = new_lock()
+        self._lock = OwnedLock()
 
     def label(self, name: str | None, declared: Mapping[str, object] | None) -> str:
         """The metric value for ``name`` given the request's declared tools (None: unknown)."""

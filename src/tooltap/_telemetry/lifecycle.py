@@ -26,14 +26,16 @@ call never fully arrived: no span, but it is open (spanless) so that a result fo
 counts as ``ok``/``error``, not ``unknown_call``; it expires silently. Listeners get no
 ``ToolCallReceived`` for a broken call (it is not a call to run).
 
-A forked child starts with empty tables and a fresh lock.
+A forked child starts with empty tables and a fresh lock. A retired lifecycle (its
+``Telemetry`` uninstrumented) ends at once, as orphaned, every call that still reaches it
+(a response tapped just before ``uninstrument()``): nothing is left open in it.
 """
 
 from __future__ import annotations
 
 import time
 import weakref
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Final
 
 from opentelemetry import trace
@@ -41,13 +43,14 @@ from opentelemetry.context import Context
 from opentelemetry.trace import Span, SpanContext, SpanKind, Status, StatusCode, Tracer
 
 from .._core.dialects import provider_of
-from .._core.model import Problem, ToolCall, ToolResultRef
-from .._forks import in_child, new_lock
+from .._core.model import ModelTurn, Problem, ToolCall, ToolResultRef
+from .._forks import OwnedLock, in_child
 from . import semconv as sc
 from .callids import Bounded, call_key
 from .config import Config
 from .content import to_json
-from .correlate import Answered, Identity, OpenCall, OpenCalls, Wanted
+from .conversation import current_conversation
+from .correlate import Answered, Identity, OpenCall, OpenCalls, Scope, Wanted, moved_past
 from .instruments import Instruments, ToolNames
 from .listeners import Listeners, ToolCallReceived, ToolResultSent
 
@@ -56,6 +59,8 @@ __all__ = ["BROKEN_CALL_KINDS", "Lifecycle", "OpenCall"]
 #: Problems of a call that arrived whole but unusable: the call gets its span.
 BROKEN_CALL_KINDS: Final = frozenset({"invalid_json", "unexpected_shape", "oversized_arguments"})
 _CONVERSATION_CHARS: Final = 256
+#: The turn of a result whose call the request does not show: later than any.
+_LATER: Final = 1 << 62
 
 _lifecycles: weakref.WeakSet[Lifecycle] = weakref.WeakSet()
 
@@ -79,16 +84,18 @@ class Lifecycle:
         self._content = config.content_on_span
         self._orphan_timeout = config.orphan_timeout
         self._limits = (config.max_open_calls, config.max_open_bytes, config.call_id_memory)
+        self._retired = False
         self._reset()
         _lifecycles.add(self)
 
     def _reset(self) -> None:
         count, size, memory = self._limits
-        self._lock = new_lock()
+        self._lock = OwnedLock()
         self._open = OpenCalls(count, size)
         self._answered = Answered(memory)
-        # response id -> its conversation (chains of previous_response_id), or "" if none
-        self._responses: Bounded[str, str] = Bounded(memory)
+        # response id -> its conversation ("" if none) and its calls' scope (chains of
+        # previous_response_id)
+        self._responses: Bounded[str, tuple[str, Scope]] = Bounded(memory)
 
     def __len__(self) -> int:
         return len(self._open)
@@ -106,12 +113,20 @@ class Lifecycle:
         broken: bool = False,
         conversation: str | None = None,
         context: Context | None = None,
+        scope: Scope = None,
+        turn: int | None = None,
+        output: bool = False,
+        system: int | None = None,
     ) -> OpenCall:
         """Open the span of a call that was fully received (``outcome``: ok or the problem).
 
         ``broken``: ``outcome`` is a problem that kept the arguments from being used
         (``call`` is then a stand-in: no args, ``raw_arguments`` what arrived).
         ``context``: one with ``parent`` current, when the caller has it already.
+        ``scope``: the conversation results are matched in (``conversation`` if None);
+        ``turn``: the history index the call's model turn will stand at (or later).
+        ``output``: an output tool, ended ``output`` where it would be orphaned or
+        unanswered. ``system``: the request's system prompt fingerprint.
         """
         ctx = context
         if ctx is None and parent is not None:
@@ -143,7 +158,9 @@ class Lifecycle:
         )
         key = None if broken else call_key(call.name, call.args)
         entry = OpenCall(span, call.call_id, call.name, call.index, key, provider, label,
-                         outcome, time.monotonic(), conversation, broken=broken)  # fmt: skip
+                         outcome, time.monotonic(), conversation if scope is None else scope,
+                         turn=turn, output=output, system=system,
+                         broken=broken)  # fmt: skip
         self._register(entry)
         if not broken and self._listeners:
             self._listeners.emit(ToolCallReceived(call, entry.context))
@@ -158,6 +175,8 @@ class Lifecycle:
         label: str,
         dialect: str,
         conversation: str | None = None,
+        scope: Scope = None,
+        turn: int | None = None,
     ) -> OpenCall | None:
         """A call (with an id) that a problem kept from being a call: its span, or spanless."""
         call_id = problem.call_id
@@ -169,31 +188,39 @@ class Lifecycle:
                                 index, problem.received, dialect)  # fmt: skip
             return self.received(stand_in, parent=parent, provider=provider, label=label,
                                  outcome=problem.kind, broken=True,
-                                 conversation=conversation)  # fmt: skip
+                                 conversation=conversation, scope=scope,
+                                 turn=turn)  # fmt: skip
         if problem.kind != "truncated_json":
             return None
         entry = OpenCall(None, call_id, problem.name or "", index, None, provider, label,
-                         problem.kind, time.monotonic(), conversation, broken=True)  # fmt: skip
+                         problem.kind, time.monotonic(),
+                         conversation if scope is None else scope, turn=turn,
+                         broken=True)  # fmt: skip
         self._register(entry)
         return entry
 
     def _register(self, entry: OpenCall) -> None:
         with self._lock:
-            evicted = self._open.add(entry)
+            evicted = [entry] if self._retired else self._open.add(entry)
         for old in evicted:
             self._finish(old, sc.RESULT_ORPHANED, is_error=True)
 
     def responded(
-        self, response_id: str | None, entries: Sequence[OpenCall], conversation: str | None
+        self,
+        response_id: str | None,
+        entries: Sequence[OpenCall],
+        conversation: str | None,
+        scope: Scope = None,
     ) -> bool:
         """A response settled: tag its calls with its id; whether that id came before."""
         if not response_id:
             return False
         for entry in entries:
             entry.response_id = response_id
+        chain = ((conversation or "")[:_CONVERSATION_CHARS], scope)
         with self._lock:
             seen = response_id in self._responses
-            self._responses.put(response_id, (conversation or "")[:_CONVERSATION_CHARS])
+            self._responses.put(response_id, chain)
         return seen
 
     def conversation_of(self, previous_response_id: str | None) -> str | None:
@@ -202,7 +229,22 @@ class Lifecycle:
             return None
         with self._lock:
             known = self._responses.get(previous_response_id)
-        return known or previous_response_id[:_CONVERSATION_CHARS]
+        return (known[0] if known else "") or previous_response_id[:_CONVERSATION_CHARS]
+
+    def scope_of(self, previous_response_id: str) -> Scope:
+        """The scope a ``previous_response_id`` chain's calls were matched in."""
+        with self._lock:
+            known = self._responses.get(previous_response_id)
+        if known is not None and known[1] is not None:
+            return known[1]
+        return self.conversation_of(previous_response_id)
+
+    def horizon(self, fingerprint: int) -> int | None:
+        """How far back a request of the conversation ``fingerprint`` (or the app's
+        ``tooltap.conversation``) reads its history: its oldest open call's turn."""
+        scope = current_conversation.get() or fingerprint
+        with self._lock:
+            return self._open.horizon(scope)
 
     # --- results ---------------------------------------------------------------------------
 
@@ -213,41 +255,42 @@ class Lifecycle:
         provider: str,
         declared: Mapping[str, object] | None,
         inference_span: Span | None,
-        conversation: str | None = None,
+        conversation: Scope = None,
         previous_response: str | None = None,
+        history_length: int | None = None,
+        model_turns: tuple[ModelTurn, ...] = (),
+        system: int | None = None,
     ) -> list[SpanContext]:
-        """Account a request's new results; return the tool spans they answer (to link)."""
-        if not refs:
+        """Account a request's results; return the tool spans they answer (to link).
+
+        ``conversation``: the request's scope. A result before the request's last model
+        turn (``ToolResultRef.history``) that was accounted already, or that answers no
+        open call, is history: it counts nothing. With ``history_length`` (the request
+        carries its history), the open calls of the scope that the history has moved past
+        without a result for them end as ``unanswered`` (``moved_past``).
+        """
+        if not refs and history_length is None:
             return []
         groups: dict[Identity, tuple[Wanted, list[ToolResultRef]]] = {}
-        scope = hash(conversation)
+        answered: dict[object, int] = {}  # call id or key -> latest turn a result answers
         for ref in refs:  # keys are JSON-encoded here, outside the lock
             key = call_key(ref.name, ref.call_args)
+            latest = _LATER if ref.turn is None else ref.turn
+            for known in (ref.call_id, key):
+                if known is not None:
+                    answered[known] = max(answered.get(known, -1), latest)
+            scope = hash((conversation, ref.turn))
             identity = (hash(ref.call_id), hash(key), hash(ref.position), scope)
-            wanted = Wanted(ref.call_id, key, conversation, previous_response)
+            wanted = Wanted(ref.call_id, key, conversation, previous_response, ref.turn, system)
             groups.setdefault(identity, (wanted, []))[1].append(ref)
-        matched: list[tuple[OpenCall, ToolResultRef]] = []
-        extra: list[tuple[ToolResultRef, str]] = []
         with self._lock:
-            for identity, (wanted, group) in groups.items():
-                known = self._answered.get(identity)
-                entry = self._open.by_id(wanted)
-                if entry is None and (wanted.call_id is None or known is None):
-                    entry = self._open.by_content(wanted)
-                if entry is not None:
+            matched, extra = self._match(groups)
+            passed: list[OpenCall] = []
+            if history_length is not None and conversation is not None:
+                passed = moved_past(self._open.of_scope(conversation), history_length,
+                                    model_turns, answered)  # fmt: skip
+                for entry in passed:
                     self._open.remove(entry)
-                counts: dict[int, int] = {}
-                fresh: list[ToolResultRef] = []
-                for ref in group:
-                    counts[ref.digest] = counts.get(ref.digest, 0) + 1
-                    if counts[ref.digest] > (known or {}).get(ref.digest, 0):
-                        fresh.append(ref)
-                if entry is not None:
-                    matched.append((entry, fresh.pop(0) if fresh else group[0]))
-                elif known is None and fresh:
-                    extra.append((fresh.pop(0), sc.RESULT_UNKNOWN_CALL))
-                extra += [(ref, sc.RESULT_DUPLICATE) for ref in fresh]
-                self._answered.put(identity, counts)
         links: list[SpanContext] = []
         for entry, ref in matched:
             result = sc.RESULT_ERROR if ref.is_error else sc.RESULT_OK
@@ -258,9 +301,43 @@ class Lifecycle:
                 self._listeners.emit(
                     ToolResultSent(ref.call_id, entry.name, ref.is_error, duration, result)
                 )
+        for entry in passed:
+            self._finish(entry, sc.RESULT_UNANSWERED, is_error=False)
         for ref, result in extra:
             self._count_extra(ref, result, provider, declared, inference_span)
         return links
+
+    def _match(
+        self, groups: dict[Identity, tuple[Wanted, list[ToolResultRef]]]
+    ) -> tuple[list[tuple[OpenCall, ToolResultRef]], list[tuple[ToolResultRef, str]]]:
+        """Each group's open call (taken out) and result; the results left over (locked)."""
+        matched: list[tuple[OpenCall, ToolResultRef]] = []
+        extra: list[tuple[ToolResultRef, str]] = []
+        for identity, (wanted, group) in groups.items():
+            known = self._answered.get(identity)
+            history = all(ref.history for ref in group)
+            if history and known is not None:
+                continue
+            entry = self._open.by_id(wanted)
+            if entry is None and (wanted.call_id is None or known is None):
+                entry = self._open.by_content(wanted)
+            if entry is None and history:
+                continue
+            if entry is not None:
+                self._open.remove(entry)
+            counts: dict[int, int] = {}
+            fresh: list[ToolResultRef] = []
+            for ref in group:
+                counts[ref.digest] = counts.get(ref.digest, 0) + 1
+                if counts[ref.digest] > (known or {}).get(ref.digest, 0):
+                    fresh.append(ref)
+            if entry is not None:
+                matched.append((entry, fresh.pop(0) if fresh else group[0]))
+            elif known is None and fresh:
+                extra.append((fresh.pop(0), sc.RESULT_UNKNOWN_CALL))
+            extra += [(ref, sc.RESULT_DUPLICATE) for ref in fresh]
+            self._answered.put(identity, counts)
+        return matched, extra
 
     def _count_extra(
         self,
@@ -298,8 +375,11 @@ class Lifecycle:
     def _finish(self, entry: OpenCall, result: str, *, is_error: bool) -> float:
         """End one (already removed) call with ``result``; record metrics; return duration.
 
-        A spanless (truncated) call counts its result, and expires without a trace.
+        A spanless (truncated) call counts its result, and expires without a trace. An
+        output tool's call is never orphaned nor unanswered: the framework consumed it.
         """
+        if entry.output and result in (sc.RESULT_ORPHANED, sc.RESULT_UNANSWERED):
+            result, is_error = sc.RESULT_OUTPUT, False
         duration = time.monotonic() - entry.started
         span = entry.span
         attributes = {
@@ -350,13 +430,28 @@ class Lifecycle:
             self._finish(entry, sc.RESULT_ORPHANED, is_error=True)
         return sum(1 for e in expired if e.span is not None)
 
-    def end_all(self) -> int:
-        """End every open span as orphaned (flush, shutdown, uninstrument)."""
+    def end_all(self, keep: Callable[[OpenCall], bool] | None = None) -> int:
+        """End every open span as orphaned (flush, shutdown, uninstrument), but those
+        ``keep`` keeps (the calls of a response still being read)."""
         with self._lock:
             entries = self._open.clear()
+            if keep is not None:
+                ending: list[OpenCall] = []
+                for entry in entries:  # kept ones go back in their order: the oldest first
+                    if keep(entry):
+                        self._open.add(entry)
+                    else:
+                        ending.append(entry)
+                entries = ending
         for entry in entries:
             self._finish(entry, sc.RESULT_ORPHANED, is_error=True)
         return sum(1 for e in entries if e.span is not None)
+
+    def retire(self) -> int:
+        """End every open span as orphaned, and from now on each call that arrives at once."""
+        with self._lock:
+            self._retired = True
+        return self.end_all()
 
     def find(self, call: ToolCall, conversation: str | None = None) -> OpenCall | None:
         """The open span of ``call`` (by id and content), without removing it."""

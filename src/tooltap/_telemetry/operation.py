@@ -1,23 +1,18 @@
 """One logical inference call = one ``Operation`` = one CLIENT span, covering every attempt.
 
-Who owns an operation, and who ends it (exactly once; ``end`` is idempotent):
+When it ends is decided by one table (``settlement``): the transport tap, the SDK
+wrappers and the tapped body ``report`` events, and the operation carries out the
+recording actions the table returns (hand the calls over, mark closed early, ``end``;
+``end`` runs once, whatever calls it).
 
-* ``owner="transport"``: the httpx tap made it for a single request nobody above
-  it described. The tap ends it when the response is settled: at once for an
-  error status or an already-read body, else when the tapped body is exhausted,
-  closed, broken, or garbage-collected.
-* ``owner="sdk"``: an SDK wrapper made it and set ``current_operation`` around the
-  SDK call; each HTTP send inside is one attempt (``begin_attempt``). The wrapper
-  calls ``op.end(exc)`` if the call raised, else ``op.end()`` unless ``op.held``.
-  When the tap hands on a 2xx body unread inside the call, it calls
-  ``hold_until_stream_end()``; at the body's end it calls ``release()``, which
-  ends the op only if the SDK call has already returned (``current_operation`` is
-  no longer this op in the context that finishes the body) — the streamed case,
-  ``stream=True``, where the app reads the body later. A body read inside the SDK
-  call (non-streamed, or an SDK that reads eagerly) releases the hold instead, so
-  the wrapper's own ``end`` — or ``end(exc)`` when the SDK raises after reading —
-  wins, and the error is not lost. An SDK wrapper that keeps the op current while
-  the app iterates (google-genai's generator) must end the op itself.
+* ``owner="transport"``: the httpx tap made it for a single request nobody above it
+  described (``SENDING``). Its response settles it: at once for an error status or an
+  already-read body, else when the tapped body ends.
+* ``owner="sdk"``: an SDK wrapper made it and set ``current_operation`` around the SDK
+  call (``CALLING``); each HTTP send inside is one attempt (``begin_attempt``). The
+  wrapper reports how the call ended; a 2xx body the tap hands on unread holds the
+  operation past the call (the streamed case), and a body read inside the call leaves
+  the end to the wrapper, so that an SDK raising after reading still fails it.
 * ``span=`` given: the op adopts a span someone else made (anthropic's own) and
   never ends it. That span's owner keeps its attributes: tooltap sets only its own
   ``tooltap.*`` attributes there (``tooltap.error.type`` included), adds events and
@@ -43,35 +38,45 @@ app's ``tooltap.conversation``, else the one the request carries.
 
 from __future__ import annotations
 
+import threading
 import time
 from collections.abc import Mapping
 from contextvars import ContextVar
-from typing import Any, Literal
+from typing import Any, Literal, Protocol
 
 from opentelemetry.trace import Span, SpanKind
 
 from .._core.errors import classify_error, classify_problem, redacted
 from .._core.model import ErrorClass, Parsed, Problem, RequestInfo, ToolCall
 from .._core.request import parse_request
-from .._forks import new_lock
+from .._forks import OwnedLock
 from .._quietly import after_collection, run_deferred
 from . import semconv as sc
 from .attempts import Attempts
 from .calls import Calls
 from .capture import capture_request, capture_response
 from .conversation import current_conversation
+from .correlate import OpenCall, Scope
 from .inference_span import InferenceSpan
 from .listeners import ToolCallProblem
 from .response import forced_tool_choice, problem_event, response_attributes
+from .settlement import Action, Event, State, step
 from .telemetry import Telemetry, get_telemetry
 
 __all__ = ["Operation", "current_operation", "get_telemetry"]
 
 current_operation: ContextVar[Operation | None] = ContextVar("tooltap_operation", default=None)
 
-#: Makes ``end`` run once per operation (held for two statements: one lock serves them all).
-_END_LOCK = new_lock()
 _STOPPED_BY_APP = ("truncated_stream", "truncated_json")
+#: Makes each state step atomic (held for one lookup: one lock serves every operation).
+_STEP_LOCK = OwnedLock()
+
+
+class Body(Protocol):
+    """The tapped body of an operation (``tap_stream.TapState``)."""
+
+    def dropped(self, caller: threading.Thread) -> bool:
+        """Not settled, and nobody reads it now (``caller`` being the thread that asks)."""
 
 
 class Operation:
@@ -96,7 +101,6 @@ class Operation:
         run_deferred()  # what a garbage collection left to settle, before this one starts
         self.tel = tel
         self.dialect = dialect
-        self.owner = owner
         self.request_model = request_model
         self.provider = provider_name or sc.provider_name(dialect, server_address)
         self.attributes: dict[str, Any] = {
@@ -122,16 +126,22 @@ class Operation:
             span = tel.tracer.start_span(self._name(), kind=SpanKind.CLIENT, attributes=start)
         self.span = span
         self._out = InferenceSpan(span, adopted=adopted, content=span_content)
-        self._attempts = Attempts(tel, self.attributes, self._out)
+        self._attempts = Attempts(tel, self.attributes, self._out, sc.retry_count_header(dialect))
         self.request_info: RequestInfo | None = None
         self.request_body = request_body
         self.conversation = conversation
+        self._named = conversation  # the app's own conversation id
+        self.scope: Scope = conversation  # what this request's results are matched in
+        self.turn: int | None = None  # where its response's model turn will stand
+        self.system: int | None = None  # its system prompt's fingerprint
         self._parsed_request: RequestInfo | None = None
         self._accounted: RequestInfo | None = None
-        self._ended = False
-        self._held = False
-        self._calls = Calls(self, self._out)
+        self._once = threading.Lock()  # taken (never released) by the one ``end`` that runs
+        self.state = State.SENDING if owner == "transport" else State.CALLING
+        self.body: Body | None = None
+        self._calls = Calls(self, self._out, handing=self.state is State.CALLING)
         self._sdk_error: ErrorClass | None = None
+        self._cancelled = False
         tel.open_operations.add(self)
 
     def _name(self) -> str:
@@ -150,7 +160,8 @@ class Operation:
         if self.request_body is None or dialect != self.dialect:
             return None
         if self._parsed_request is None:
-            self._parsed_request = parse_request(self.request_body, dialect)
+            horizon = self.tel.lifecycle.horizon
+            self._parsed_request = parse_request(self.request_body, dialect, horizon)
         return self._parsed_request
 
     def begin_attempt(
@@ -164,7 +175,7 @@ class Operation:
     ) -> None:
         """One HTTP attempt starts: count retries, account the tool results it carries.
 
-        ``x-stainless-retry-count`` gives the attempt number when present; a new
+        The dialect's retry header gives the attempt number when present; a new
         attempt after a failed one counts ``tooltap.retries`` with that failure's type.
         ``headers``: case-insensitive (httpx ``Headers``) or with lower-case names.
         ``body`` (decoded JSON) is only used under content capture.
@@ -173,7 +184,8 @@ class Operation:
         self._calls.new_attempt()
         if "x-api-key" in headers and "authorization" in headers:
             self._out.set(sc.TOOLTAP_CONFLICTING_AUTH, True)
-        if self.provider == "gcp.gen_ai" and (url_host or url_path):
+        untold = sc.provider_untold(self.dialect)
+        if untold is not None and self.provider == untold and (url_host or url_path):
             self.provider = sc.provider_name(self.dialect, url_host, url_path)
             self.attributes[sc.GEN_AI_PROVIDER_NAME] = self.provider
             self._out.set(sc.GEN_AI_PROVIDER_NAME, self.provider)
@@ -186,12 +198,20 @@ class Operation:
         for problem in request_info.problems:
             problem_event(self.tel, self._out, problem)
         lifecycle = self.tel.lifecycle
+        named = request_info.conversation_id
+        previous = request_info.previous_response_id
         if self.conversation is None:
-            self.conversation = request_info.conversation_id or lifecycle.conversation_of(
-                request_info.previous_response_id
-            )
+            self.conversation = named or lifecycle.conversation_of(previous)
             if self.conversation is not None:
                 self._out.set(sc.GEN_AI_CONVERSATION_ID, self.conversation)
+        if self._named:
+            self.scope = self._named
+        elif named is None and previous is not None:  # the chain's scope
+            self.scope = lifecycle.scope_of(previous)
+        else:
+            self.scope = named or request_info.fingerprint
+        self.turn = request_info.history_length
+        self.system = request_info.system_fingerprint
         lifecycle.expire()
         if request_info is not self._accounted:  # an SDK retry re-sends the very same request
             self._accounted = request_info
@@ -200,8 +220,11 @@ class Operation:
                 provider=self.provider,
                 declared=request_info.tools,
                 inference_span=self.span,
-                conversation=self.conversation,
+                conversation=self.scope,
                 previous_response=request_info.previous_response_id,
+                history_length=request_info.history_length,
+                model_turns=request_info.model_turns,
+                system=self.system,
             )
             self._out.links(links, {sc.TOOLTAP_LINK: sc.LINK_TOOL_RESULT})
         capture_request(self.tel, self._out, self.attributes, self.dialect, body)
@@ -225,10 +248,6 @@ class Operation:
         raised on the response instead (``not_delivered``).
         """
         self._calls.received(calls)
-
-    def handing(self) -> None:
-        """The SDK call that hands the response to the app starts: calls wait for its return."""
-        self._calls.handing = True
 
     def handed(self) -> None:
         """That SDK call returned: the app has the response; its calls are received now."""
@@ -288,6 +307,12 @@ class Operation:
         forced_tool_choice(self.tel, self.attributes, self.request_info, parsed)
         capture_response(self.tel, self._out, self.attributes, parsed, body)
 
+    def cancelled(self) -> None:
+        """The app cancelled the operation (a ``BaseException`` that is not an ``Exception``:
+        asyncio's or trio's cancellation, ``KeyboardInterrupt``): it ends as
+        ``tooltap.outcome=cancelled``, not as an error."""
+        self._cancelled = True
+
     def record_closed_early(self) -> None:
         """The app stopped reading the body before its end (not a failure)."""
         self._out.set(sc.TOOLTAP_STREAM_CLOSED_EARLY, True)
@@ -314,41 +339,54 @@ class Operation:
 
     # --- ending ----------------------------------------------------------------------------
 
-    def hold_until_stream_end(self) -> None:
-        """The tap hands on a body unread: the op must outlive the SDK call until it ends."""
-        self._held = True
-
-    @property
-    def held(self) -> bool:
-        """Whether a tapped body, not the SDK wrapper, will end this op."""
-        return self._held
+    def report(
+        self, event: Event, exc: BaseException | None = None, error: ErrorClass | None = None
+    ) -> tuple[Action, ...]:
+        """``event`` happened (see ``settlement``): step the state, carry out the recording
+        actions (``exc``, ``error``: what the operation ends with); return all the actions,
+        for the reporter to carry out its own (``JOIN_SCOPE``)."""
+        with _STEP_LOCK:  # two threads reporting at once both see their own transition
+            self.state, actions = step(self.state, event)
+        try:
+            for action in actions:
+                if action is Action.HAND_OVER:
+                    self.handed()
+                elif action is Action.CLOSED_EARLY:
+                    self.record_closed_early()
+        finally:  # END comes last; a recording failure (a tooltap bug) must not skip it
+            if Action.END in actions:
+                self.end(exc, error)
+        return actions
 
     @property
     def ended(self) -> bool:
         """Whether ``end`` already ran."""
-        return self._ended
+        return self._once.locked()
+
+    def abandonable(self, caller: threading.Thread) -> bool:
+        """Whether only ``abandon`` would end this op now: its body is tapped, unsettled and
+        not being read (else its send, its SDK call or its reader ends it)."""
+        body = self.body
+        return not self.ended and body is not None and body.dropped(caller)
+
+    def keeps(self, entry: OpenCall) -> bool:
+        """Whether ``entry`` is one of this op's calls (its span under this op's)."""
+        if entry in self._calls.opened:
+            return True
+        parent = getattr(entry.span, "parent", None)
+        return parent is not None and parent.span_id == self.span.get_span_context().span_id
 
     def abandon(self) -> None:
         """Flush or exit came before the body ended (the app dropped it unclosed): end now."""
-        if not self._ended:
-            self.record_closed_early()
-            self.end()
-
-    def release(self, exc: BaseException | None = None, error: ErrorClass | None = None) -> None:
-        """The tapped body ended: end the op, unless the SDK call that owns it is still running."""
-        if self.owner == "transport" or (self._held and current_operation.get() is not self):
-            self.end(exc, error)
-        else:
-            self._held = False
+        self.report(Event.ABANDONED)
 
     def end(self, exc: BaseException | None = None, error: ErrorClass | None = None) -> None:
         """End the operation once: duration metric, resend count, error type and status."""
         if after_collection(self.end, exc, error):
             return
-        with _END_LOCK:
-            if self._ended:
-                return
-            self._ended = True
+        if not self._once.acquire(blocking=False):  # never waits: safe from a signal handler
+            return
+        self.state = State.ENDED  # ended directly, not through ``report``
         self.tel.open_operations.discard(self)
         try:
             if self._calls.handing:  # ended before the SDK call that hands the response over
@@ -356,9 +394,14 @@ class Operation:
                     self.handed()
                 else:
                     self.not_delivered(exc)
-            if error is None and exc is not None:
+            if exc is not None and not isinstance(exc, Exception):
+                self._cancelled = True
+            elif error is None and exc is not None:
                 error = classify_error(None, {}, None, exc)
-            error = error or self._sdk_error or self._attempts.failure
+            if error is None and not self._cancelled:
+                error = self._sdk_error or self._attempts.failure
+            if self._cancelled and error is None:
+                self._out.set(sc.TOOLTAP_OUTCOME, sc.OUTCOME_CANCELLED)
             attributes = dict(self.attributes)
             if self._attempts.resends:
                 self._out.set(sc.HTTP_REQUEST_RESEND_COUNT, self._attempts.resends)

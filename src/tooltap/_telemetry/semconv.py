@@ -41,7 +41,6 @@ GEN_AI_REQUEST_TOP_P: Final = "gen_ai.request.top_p"
 GEN_AI_REQUEST_TOP_K: Final = "gen_ai.request.top_k"
 GEN_AI_REQUEST_SEED: Final = "gen_ai.request.seed"
 GEN_AI_REQUEST_STOP_SEQUENCES: Final = "gen_ai.request.stop_sequences"
-GEN_AI_OUTPUT_TYPE: Final = "gen_ai.output.type"
 GEN_AI_RESPONSE_MODEL: Final = "gen_ai.response.model"
 GEN_AI_RESPONSE_ID: Final = "gen_ai.response.id"
 GEN_AI_RESPONSE_FINISH_REASONS: Final = "gen_ai.response.finish_reasons"
@@ -82,10 +81,8 @@ TOOLTAP_COMPONENT: Final = "tooltap.component"
 TOOLTAP_LINK: Final = "tooltap.link"
 TOOLTAP_CONFLICTING_AUTH: Final = "tooltap.request.conflicting_auth"
 TOOLTAP_STREAM_CLOSED_EARLY: Final = "tooltap.stream.closed_early"
-TOOLTAP_DIALECT: Final = "tooltap.dialect"
 TOOLTAP_SIDE_EFFECTS: Final = "tooltap.tool.side_effects"
 TOOLTAP_HANDLER_DURATION: Final = "tooltap.tool.handler.duration"
-TOOLTAP_DUPLICATES: Final = "tooltap.tool_results.duplicates"
 TOOLTAP_TOOL_ATTEMPTS: Final = "tooltap.tool.attempts"  # handler runs for the call
 TOOLTAP_TOOL_REPLAYED: Final = "tooltap.tool.replayed"  # answered from the ledger, not run
 TOOLTAP_LEDGER_STATE: Final = "tooltap.ledger.state"  # done | pending (outcome unknown)
@@ -104,10 +101,16 @@ ERROR_TOOL: Final = "tool_error"
 RESULT_OK: Final = "ok"
 RESULT_ERROR: Final = "error"
 RESULT_ORPHANED: Final = "orphaned"
+#: A call whose conversation moved past it without a structured result (sent as text).
+RESULT_UNANSWERED: Final = "unanswered"
+#: A call of an output tool (``Config.output_tools``) the framework consumed itself.
+RESULT_OUTPUT: Final = "output"
 RESULT_DUPLICATE: Final = "duplicate"
 RESULT_UNKNOWN_CALL: Final = "unknown_call"
 #: A call the tap parsed from a response the SDK then raised on: the app never got it.
 RESULT_NOT_DELIVERED: Final = "not_delivered"
+#: ``tooltap.outcome`` of an inference span the app cancelled (not an error: no ``error.type``).
+OUTCOME_CANCELLED: Final = "cancelled"
 
 # --- events ---
 EVENT_ATTEMPT_FAILED: Final = "gen_ai.client.attempt.failed"
@@ -165,8 +168,12 @@ TOKEN_BUCKETS: Final = (
 
 
 def provider_of_family(family: str) -> str:
-    """``gen_ai.provider.name`` of a ``ToolCall.provider`` family (``google``: backend unknown)."""
-    return "gcp.gen_ai" if family == "google" else family
+    """``gen_ai.provider.name`` of a ``ToolCall.provider`` family, its backend unknown (the
+    family's ``Dialect.provider_untold``, else the family itself)."""
+    for entry in TABLE.values():
+        if entry.provider == family and entry.provider_untold is not None:
+            return entry.provider_untold
+    return family
 
 
 def operation_name(dialect: str) -> str:
@@ -183,25 +190,21 @@ def provider_name(dialect: str, host: str | None = None, path: str | None = None
     return dialect if entry is None else entry.provider_name(host, path)
 
 
+def retry_count_header(dialect: str) -> str | None:
+    """The request header that gives the attempt number in ``dialect`` (or None)."""
+    entry = TABLE.get(dialect)
+    return None if entry is None else entry.retry_count_header
+
+
+def provider_untold(dialect: str) -> str | None:
+    """``gen_ai.provider.name`` of ``dialect`` while host and path have not told it."""
+    entry = TABLE.get(dialect)
+    return None if entry is None else entry.provider_untold
+
+
+#: Every dialect's finish reasons in the semconv vocabulary (the entries never disagree).
 _FINISH_REASONS: Final = {
-    "tool_calls": "tool_call",
-    "function_call": "tool_call",
-    "tool_use": "tool_call",
-    "end_turn": "stop",
-    "stop_sequence": "stop",
-    "completed": "stop",
-    "max_tokens": "length",
-    "max_output_tokens": "length",
-    "incomplete": "length",
-    "safety": "content_filter",
-    "recitation": "content_filter",
-    "blocklist": "content_filter",
-    "prohibited_content": "content_filter",
-    "spii": "content_filter",
-    "failed": "error",
-    "complete": "stop",
-    "guardrail_intervened": "content_filter",
-    "content_filtered": "content_filter",
+    raw: reason for entry in TABLE.values() for raw, reason in entry.finish_reasons.items()
 }
 
 

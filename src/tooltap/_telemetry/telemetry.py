@@ -1,13 +1,21 @@
 """The live instrumentation state: providers, tracer, instruments, config, lifecycle, listeners.
 
 One ``Telemetry`` exists while tooltap is instrumented (``get_telemetry()``); wrappers
-capture nothing else, so uninstrumenting makes every wrapper a pass-through at once.
+capture nothing else, so uninstrumenting makes every wrapper a pass-through at once, and
+``retire`` then drains the old one: nothing recorded into it afterwards stays open.
+
+``flush`` ends spans and force-flushes the providers in a worker thread and waits for it
+until its deadline: a span processor that exports synchronously, or a lock held by the
+thread that calls (a signal handler interrupting tooltap's own recording), never holds
+the caller past its timeout. It leaves alone what is still running: a send, an SDK call,
+a body being read, and the tool calls of those responses.
 """
 
 from __future__ import annotations
 
 import importlib.metadata
 import logging
+import threading
 import time
 import weakref
 from collections.abc import Iterable
@@ -18,11 +26,13 @@ from opentelemetry import trace
 from opentelemetry._logs import Logger, LoggerProvider, NoOpLoggerProvider, get_logger
 from opentelemetry._logs import get_logger_provider as _global_logger_provider
 from opentelemetry.metrics import get_meter, get_meter_provider
+from opentelemetry.trace import Span
 
-from .._forks import in_child
+from .._forks import holding_lock, in_child
 from .._quietly import quietly, run_deferred, set_error_sink
 from . import semconv as sc
 from .config import Config
+from .correlate import OpenCall
 from .export import bounded
 from .instruments import Instruments, ToolNames
 from .lifecycle import Lifecycle
@@ -76,7 +86,11 @@ def _version() -> str:
 class _Open(Protocol):
     """An operation not ended yet (``operation.Operation``)."""
 
+    span: Span
+
     def abandon(self) -> None: ...
+    def abandonable(self, caller: threading.Thread) -> bool: ...
+    def keeps(self, entry: OpenCall) -> bool: ...
 
 
 class Telemetry:
@@ -129,25 +143,48 @@ class Telemetry:
         """Count one contained failure of ``component``."""
         self.instruments.internal_errors.add(1, {sc.TOOLTAP_COMPONENT: component})
 
-    def end_open(self) -> None:
-        """End every open span: inference spans whose body was never finished (as closed
-        early), then tool spans never answered (as orphaned)."""
-        run_deferred()  # bodies a garbage collection left to settle settle first
-        for op in list(self.open_operations):
-            quietly(op.abandon)
-        self.lifecycle.end_all()
+    def end_open(self, caller: threading.Thread | None = None) -> None:
+        """End open spans: inference spans whose body was never finished (as closed early),
+        then tool spans never answered (as orphaned).
 
-    def flush(self, timeout_millis: int = 5000) -> None:
-        """End every open span (``end_open``), then force-flush providers that can.
-
-        Waits ``timeout_millis`` at most in total: the SDK's ``force_flush`` exports in
-        the caller's thread and may retry a down backend well past its own timeout.
+        ``caller``: the thread that flushes; what is still running is left alone then (see
+        the module docstring). None (exit, uninstrument): everything ends.
         """
-        self.end_open()
+        run_deferred()  # bodies a garbage collection left to settle settle first
+        running: list[_Open] = []
+        for op in list(self.open_operations):
+            if caller is None or quietly(op.abandonable, caller, default=True):
+                quietly(op.abandon)
+            else:
+                running.append(op)
+        if not running:
+            self.lifecycle.end_all()
+            return
+        self.lifecycle.end_all(lambda entry: any(op.keeps(entry) for op in running))
+
+    def _flush(self, caller: threading.Thread, deadline: float) -> None:
+        self.end_open(caller)
         tracer_provider = self.tracer_provider or trace.get_tracer_provider()
         meter_provider = self.meter_provider or get_meter_provider()
-        deadline = time.monotonic() + timeout_millis / 1000
         for provider in (tracer_provider, meter_provider):
             force_flush = getattr(provider, "force_flush", None)
-            if callable(force_flush):
-                bounded(partial(force_flush, timeout_millis), deadline)
+            left = int((deadline - time.monotonic()) * 1000)
+            if callable(force_flush) and left > 0:
+                quietly(force_flush, left)
+
+    def flush(self, timeout_millis: int = 5000) -> None:
+        """End open spans (``end_open``), then force-flush providers that can, all in a
+        worker thread, waiting ``timeout_millis`` at most in total.
+
+        Called inside this thread's own hold of one of tooltap's locks (a signal handler
+        interrupting it), it waits for nothing: the worker finishes once that code lets go.
+        """
+        deadline = time.monotonic() + max(0, timeout_millis) / 1000
+        work = partial(self._flush, threading.current_thread(), deadline)
+        bounded(work, deadline, wait=not holding_lock())
+
+    def retire(self) -> None:
+        """No longer the active telemetry (uninstrumented): end everything open in it, and
+        every call that still reaches it from now on."""
+        self.lifecycle.retire()
+        self.end_open()

@@ -5,14 +5,25 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any, Final, Protocol
 
 from ..model import Limits, Parsed, RequestInfo, ToolCall
 from ..sse import SSEEvent
 from ._content import Message, Part
 from ._request import DeclaredTool, Reader
 
-__all__ = ["BodyParser", "DeclaredTool", "Dialect", "Reducer", "always", "unchanged"]
+__all__ = [
+    "STAINLESS_RETRY_COUNT",
+    "BodyParser",
+    "DeclaredTool",
+    "Dialect",
+    "Reducer",
+    "always",
+    "unchanged",
+]
+
+#: The attempt number the Stainless-generated SDKs (openai, anthropic) send on each try.
+STAINLESS_RETRY_COUNT: Final = "x-stainless-retry-count"
 
 
 class Reducer(Protocol):
@@ -45,7 +56,11 @@ class BodyParser(Protocol):
 
 @dataclass(frozen=True, slots=True, kw_only=True, eq=False)
 class Dialect:
-    """Everything tooltap knows of one wire dialect; every field is required and pure."""
+    """Everything tooltap knows of one wire dialect; every field is required and pure.
+
+    Each dialect's request module declares its entry (``ENTRY``); the package's ``TABLE``
+    lists them.
+    """
 
     #: ``Parsed.dialect`` / ``ToolCall.dialect`` (``openai.chat``...).
     name: str
@@ -87,8 +102,19 @@ class Dialect:
     provider_name: Callable[[str | None, str | None], str]
     #: ``gen_ai.operation.name``.
     operation_name: str
+    #: ``gen_ai.provider.name`` when neither host nor path tells the backend (a later
+    #: attempt's URL may), or None when ``provider_name`` always knows.
+    provider_untold: str | None
     #: The tool-name rule the provider documents (a full match is valid).
     tool_name_rule: re.Pattern[str]
+    #: Lower-cased finish reasons -> the semconv vocabulary (``tool_call``, ``stop``,
+    #: ``length``, ``content_filter``, ``error``); a reason not listed passes through.
+    finish_reasons: Mapping[str, str]
+    #: Lower-cased error ``type`` / ``code`` / ``status`` tokens of its error bodies ->
+    #: ``error_type`` (``_core.errors.ERROR_TYPES``).
+    error_tokens: Mapping[str, str]
+    #: The request header giving the SDK's attempt number (resends), or None.
+    retry_count_header: str | None
 
 
 def always(path: str) -> bool:

@@ -11,11 +11,11 @@ unescapes them.
 
 from __future__ import annotations
 
-from typing import cast
+from typing import Protocol, cast
 
 from .._json import unescape
 
-__all__ = ["Fragments"]
+__all__ = ["Fragments", "append_escaped"]
 
 
 class Fragments:
@@ -71,3 +71,24 @@ class Fragments:
         text = "".join(cast(list[str], parts))
         self.parts = [text] if text else []
         return text
+
+
+class _Arguments(Protocol):
+    """A call whose argument text a fast path extends (``PendingCall``, Anthropic's block)."""
+
+    fragments: Fragments
+    oversized: bool  # past the limit: fragments no longer kept
+
+    def add(self, fragment: str, limit: int) -> None: ...
+
+
+def append_escaped(call: _Arguments, raw: bytes, limit: int) -> None:
+    """The fast paths' append of ``raw`` (a JSON string body, valid UTF-8) to ``call``'s
+    arguments: ``Fragments.add_raw``'s usual case inline, else exactly near the limit."""
+    fragments = call.fragments
+    run, size = fragments.run, fragments.size + len(raw)
+    if run is not None and size <= limit:
+        fragments.size = size
+        run += raw
+    elif not call.oversized and not fragments.add_raw(raw, limit):
+        call.add(unescape(raw), limit)  # near the limit: counted exactly

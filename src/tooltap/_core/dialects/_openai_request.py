@@ -10,6 +10,7 @@ from typing import Any, Final
 from ._request import result_text
 
 __all__ = [
+    "ERROR_TOKENS",
     "TOOL_NAME_RULE",
     "openai_choice",
     "openai_provider",
@@ -19,6 +20,17 @@ __all__ = [
 
 #: OpenAI (Chat and Responses): "a-z, A-Z, 0-9, underscores and dashes, max 64".
 TOOL_NAME_RULE: Final = re.compile(r"[A-Za-z0-9_-]{1,64}")
+#: OpenAI ``error.code`` / ``error.type`` (and Azure's ``innererror.code``) -> error_type.
+ERROR_TOKENS: Final = {
+    "rate_limit_exceeded": "rate_limited",
+    "insufficient_quota": "insufficient_balance",
+    "content_filter": "content_filter",
+    "content_policy_violation": "content_filter",
+    "responsibleaipolicyviolation": "content_filter",
+    "invalid_api_key": "auth_error",
+    "model_not_found": "not_found",
+    "server_error": "server_error",
+}
 
 
 def openai_provider(host: str | None, path: str | None) -> str:

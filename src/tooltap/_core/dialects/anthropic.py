@@ -20,11 +20,11 @@ from __future__ import annotations
 import re
 from typing import Any, Final, TypeGuard
 
-from .._json import RAW_STRING, loads, unescape, valid_utf8
+from .._json import RAW_STRING, loads, valid_utf8
 from ..args import coerce_args, decode_arguments, may_exceed, oversized_value
 from ..model import Limits, Parsed, Problem, ServerCall, ToolCall, Usage
 from ..sse import SSEEvent
-from ._fragments import Fragments
+from ._fragments import Fragments, append_escaped
 
 __all__ = ["Reducer", "parse_body"]
 
@@ -62,29 +62,46 @@ def _is_tool_block(kind: Any) -> TypeGuard[str]:
 class _Block:
     """One open ``*_tool_use`` content block of a stream."""
 
-    __slots__ = ("big", "call_id", "fragments", "kind", "name", "ordinal", "start_input")
+    __slots__ = (
+        "call_id",
+        "fragments",
+        "kind",
+        "name",
+        "ordinal",
+        "oversized",
+        "start_input",
+        "toolset",
+    )
 
     def __init__(
-        self, kind: str, call_id: str | None, name: Any, ordinal: int | None, start_input: Any
+        self,
+        kind: str,
+        call_id: str | None,
+        name: Any,
+        ordinal: int | None,
+        start_input: Any,
+        toolset: str | None = None,
     ) -> None:
         self.kind = kind
+        self.toolset = toolset
         self.call_id = call_id
         self.name = name
         self.ordinal = ordinal  # position among client tool_use blocks; None for server blocks
         self.start_input = start_input
         self.fragments = Fragments()
-        self.big = False  # over limits.max_argument_bytes: fragments no longer kept
+        self.oversized = False  # over limits.max_argument_bytes: fragments no longer kept
 
     def add(self, fragment: str, limit: int) -> None:
-        """Append one decoded fragment; past ``limit`` the block is ``big`` (it keeps that one)."""
-        if self.big:
+        """Append one decoded fragment; past ``limit`` the block is ``oversized`` (it keeps
+        that one)."""
+        if self.oversized:
             return
         fragments = self.fragments
         if fragments.size + len(fragment) > limit:
             fragments.exact()
         fragments.add(fragment)
         if fragments.size > limit:
-            self.big = True
+            self.oversized = True
 
     def text(self) -> str:
         return self.fragments.text()
@@ -141,14 +158,7 @@ class Reducer:
             raw = delta[2]
             if not (raw.isascii() or valid_utf8(raw)):
                 return False
-            limit = self._limits.max_argument_bytes
-            fragments = block.fragments
-            run, size = fragments.run, fragments.size + len(raw)
-            if run is not None and size <= limit:  # Fragments.add_raw's usual case, inline
-                fragments.size = size
-                run += raw
-            elif not block.big and not fragments.add_raw(raw, limit):
-                block.add(unescape(raw), limit)  # near the limit: counted exactly
+            append_escaped(block, raw, self._limits.max_argument_bytes)
             return True
         return (
             chunk.startswith(_DELTA_EVENT)
@@ -187,6 +197,39 @@ class Reducer:
         return self._parsed(problems, complete=self._ended and not self._failed)
 
     # -- events -------------------------------------------------------------------------
+
+    def whole(self, body: Any, *, measure: bool) -> Parsed:
+        """What one whole (non-streamed) body holds; ``measure``: check input sizes."""
+        self._measure = measure
+        if not isinstance(body, dict):
+            self._shape(f"body is {type(body).__name__}, not an object")
+            return self._parsed(list(self._problems), complete=True)
+        if body.get("type") == "error":
+            self._error(body.get("error"))
+            return self._parsed(list(self._problems), complete=False)
+        self._message(body)
+        content = body.get("content")
+        if not isinstance(content, list):
+            self._shape(f"content is {type(content).__name__}, not a list")
+            content = []
+        ordinal = 0
+        for block in content:
+            kind = block.get("type") if isinstance(block, dict) else None
+            if not isinstance(block, dict) or not _is_tool_block(kind):
+                continue
+            index = None
+            if kind == "tool_use":
+                index, ordinal = ordinal, ordinal + 1
+            call_id = block.get("id")
+            self._take(
+                kind,
+                call_id if isinstance(call_id, str) else None,
+                block.get("name"),
+                index,
+                block.get("input"),
+                _str(block.get("toolset_name")),
+            )
+        return self._parsed(list(self._problems), complete=True)
 
     def _dispatch(self, kind: str, data: dict[str, Any]) -> list[ToolCall]:
         if kind == "content_block_delta":
@@ -241,6 +284,7 @@ class Reducer:
             block.get("name"),
             ordinal,
             block.get("input"),
+            _str(block.get("toolset_name")),
         )
         self._blocks[index] = self._by_digits[b"%d" % index] = opened
 
@@ -299,9 +343,9 @@ class Reducer:
     def _close(self, block: _Block) -> list[ToolCall]:
         """A block is over: turn what arrived into a call, a server call or a Problem."""
         index, limits, text = block.ordinal, self._limits, block.text()
-        if block.big:
+        if block.oversized:
             detail = f"over {limits.max_argument_bytes} characters"
-            big = Problem(
+            oversized = Problem(
                 "oversized_arguments",
                 index,
                 block.call_id,
@@ -309,25 +353,33 @@ class Reducer:
                 _str(block.name),
                 text[:_PREVIEW],
             )
-            return self._add(block.kind, block.call_id, block.name, index, big, None)
+            return self._add(block.kind, block.call_id, block.name, index, oversized, None)
         if text.strip():
             args = decode_arguments(
                 text, limits=limits, index=index, call_id=block.call_id, name=_str(block.name)
             )
-            return self._add(block.kind, block.call_id, block.name, index, args, text)
-        return self._take(block.kind, block.call_id, block.name, index, block.start_input)
+            return self._add(block.kind, block.call_id, block.name, index, args, text,
+                             block.toolset)  # fmt: skip
+        return self._take(block.kind, block.call_id, block.name, index, block.start_input,
+                          block.toolset)  # fmt: skip
 
     def _take(
-        self, kind: str, call_id: str | None, name: Any, index: int | None, value: Any
+        self,
+        kind: str,
+        call_id: str | None,
+        name: Any,
+        index: int | None,
+        value: Any,
+        toolset: str | None = None,
     ) -> list[ToolCall]:
         """A block whose input arrived as a decoded value (a body, or a start with no deltas)."""
         args = coerce_args(value, index=index, call_id=call_id, name=_str(name))
         if self._measure and not isinstance(args, Problem):
-            big = oversized_value(
+            oversized = oversized_value(
                 args, limits=self._limits, index=index, call_id=call_id, name=_str(name)
             )
-            args = big or args
-        return self._add(kind, call_id, name, index, args, None)
+            args = oversized or args
+        return self._add(kind, call_id, name, index, args, None, toolset)
 
     def _add(
         self,
@@ -337,6 +389,7 @@ class Reducer:
         index: int | None,
         args: dict[str, Any] | Problem,
         raw: str | None,
+        toolset: str | None = None,
     ) -> list[ToolCall]:
         if not isinstance(args, Problem) and not (isinstance(name, str) and name):
             args = Problem("unexpected_shape", index, call_id, f"{kind} block without a name")
@@ -348,13 +401,14 @@ class Reducer:
         if kind != "tool_use":
             self._server.append(ServerCall(name, args, call_id, kind, len(self._server)))
             return []
-        call = ToolCall(name, args, PROVIDER, call_id, len(self._calls), raw or None, DIALECT)
+        call = ToolCall(name, args, PROVIDER, call_id, len(self._calls), raw or None, DIALECT,
+                        toolset)  # fmt: skip
         self._calls.append(call)
         return [call]
 
     def _cut(self, block: _Block) -> Problem:
         """The Problem for a block the stream never finished."""
-        kind = "oversized_arguments" if block.big else "truncated_json"
+        kind = "oversized_arguments" if block.oversized else "truncated_json"
         text = block.text()
         problem = Problem(
             kind,
@@ -362,7 +416,7 @@ class Reducer:
             block.call_id,
             "stream ended inside the block",
             _str(block.name),
-            text[:_PREVIEW] if block.big else text,
+            text[:_PREVIEW] if block.oversized else text,
         )
         return problem if block.kind == "tool_use" else _server_problem(problem, block.kind)
 
@@ -391,36 +445,7 @@ def parse_body(body: Any, limits: Limits, *, size: int | None = None) -> Parsed:
     ``size``: the body's encoded length when known; inputs are then measured against
     ``max_argument_bytes`` only if the body is large enough to hold one that long.
     """
-    reducer = Reducer(limits)
-    reducer._measure = size is None or may_exceed(size, limits)
-    if not isinstance(body, dict):
-        reducer._shape(f"body is {type(body).__name__}, not an object")
-        return reducer._parsed(list(reducer._problems), complete=True)
-    if body.get("type") == "error":
-        reducer._error(body.get("error"))
-        return reducer._parsed(list(reducer._problems), complete=False)
-    reducer._message(body)
-    content = body.get("content")
-    if not isinstance(content, list):
-        reducer._shape(f"content is {type(content).__name__}, not a list")
-        content = []
-    ordinal = 0
-    for block in content:
-        kind = block.get("type") if isinstance(block, dict) else None
-        if not isinstance(block, dict) or not _is_tool_block(kind):
-            continue
-        index = None
-        if kind == "tool_use":
-            index, ordinal = ordinal, ordinal + 1
-        call_id = block.get("id")
-        reducer._take(
-            kind,
-            call_id if isinstance(call_id, str) else None,
-            block.get("name"),
-            index,
-            block.get("input"),
-        )
-    return reducer._parsed(list(reducer._problems), complete=True)
+    return Reducer(limits).whole(body, measure=size is None or may_exceed(size, limits))
 
 
 def _str(value: Any) -> str | None:

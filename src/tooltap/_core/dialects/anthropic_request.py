@@ -14,10 +14,13 @@ from typing import Any, Final
 from urllib.parse import unquote
 
 from ..model import RequestInfo, ToolCall
+from . import anthropic
+from ._base import STAINLESS_RETRY_COUNT, Dialect
 from ._content import Message, Part, definition, text_parts, tools_of
-from ._request import Call, DeclaredTool, Reader, assistant, described, items, result_text, tail
+from ._request import DeclaredTool, Reader, assistant, described, items, result_text
 
 __all__ = [
+    "ENTRY",
     "REQUEST_PARAMS",
     "TOOL_NAME_RULE",
     "claims_path",
@@ -90,7 +93,7 @@ def _tool(r: Reader, tool: Mapping[str, Any], where: str) -> None:
                 else None
             )
             if enabled is True or (enabled is None and member not in off):
-                r.tool(member, None, where)  # schema built into the model
+                r.member(str(kind).split("_toolset", 1)[0], member)  # schema built into the model
     elif kind in (None, "custom"):
         r.tool(tool.get("name"), tool.get("input_schema"), where)
     elif isinstance(kind, str) and kind.startswith(_CLIENT_TYPES):
@@ -126,19 +129,14 @@ def read_request(r: Reader, body: Mapping[str, Any]) -> None:
     messages = body.get("messages")
     if isinstance(messages, list):
         _additions(r, messages)
-    last, after, _ = tail(messages, r, "messages", assistant)
-    calls: dict[str, Call] = {}
-    content = last.get("content") if last is not None else None
-    if isinstance(content, list):
-        blocks = [
-            b
-            for b in content
-            if (type(b) is dict or isinstance(b, Mapping)) and b.get("type") == "tool_use"
-        ]
-        for position, block in enumerate(blocks):
-            calls[str(block.get("id"))] = (position, block.get("name"), block.get("input"))
-    for msg in after:
+    for at, msg, model in r.history(messages, "messages", assistant, body.get("system")):
         content = msg.get("content")
+        if model:
+            blocks = content if isinstance(content, list) else ()
+            r.model_turn(at, [(b.get("id"), b.get("name"), b.get("input")) for b in blocks
+                              if (type(b) is dict or isinstance(b, Mapping))
+                              and b.get("type") == "tool_use"], content)  # fmt: skip
+            continue
         if msg.get("role") != "user" or not isinstance(content, list):
             continue
         for block in content:
@@ -147,7 +145,8 @@ def read_request(r: Reader, body: Mapping[str, Any]) -> None:
             ) == "tool_result":
                 cid = block.get("tool_use_id")
                 error = block.get("is_error") is True
-                r.result(cid, error, block.get("content"), calls.get(str(cid)))
+                turn, call = r.answered(cid)
+                r.result(cid, error, block.get("content"), call, at=at, turn=turn)
 
 
 def _additions(r: Reader, messages: list[Any]) -> None:
@@ -163,10 +162,21 @@ def _additions(r: Reader, messages: list[Any]) -> None:
             )
             if kind == "tool_addition":
                 _addition(r, block, "tool_addition")
+            elif kind == "tool_removal":
+                _removal(r, block)
             elif kind == "compaction":
                 for change in items(block.get("tool_changes"), r, "compaction.tool_changes"):
                     if change.get("type") == "tool_addition":
                         _addition(r, change, "compaction.tool_changes")
+                    elif change.get("type") == "tool_removal":
+                        _removal(r, change)
+
+
+def _removal(r: Reader, block: Mapping[str, Any]) -> None:
+    """A ``tool_removal`` block: the tool it references is not offered from there on."""
+    tool = block.get("tool")
+    if (type(tool) is dict or isinstance(tool, Mapping)) and tool.get("type") == "tool_reference":
+        r.removed(tool.get("name"))
 
 
 #: Claude on Bedrock: ``/model/{modelId}/invoke`` (``-with-response-stream``: an AWS
@@ -298,3 +308,57 @@ def tool_definitions(body: Mapping[str, Any]) -> list[dict[str, Any] | None]:
         for tool in tools_of(body)
         if tool.get("type") in (None, "custom")
     ]
+
+
+#: The Messages entry of the dialect table.
+ENTRY: Final = Dialect(
+    name=anthropic.DIALECT,
+    provider=anthropic.PROVIDER,
+    # Claude on Bedrock and on Vertex AI too (the path names the model)
+    path_suffixes=(
+        "/messages",
+        "/invoke",
+        "/invoke-with-response-stream",
+        ":rawPredict",
+        ":streamRawPredict",
+    ),
+    claims_path=claims_path,
+    body_keys=((b'"messages"',), (b'"model"', b'"max_tokens"')),
+    body_streams=True,
+    from_path=from_path,
+    reducer=anthropic.Reducer,
+    parse_body=anthropic.parse_body,
+    read_request=read_request,
+    result_message=result_message,
+    result_messages=result_messages,
+    declarations=declarations,
+    input_messages=input_messages,
+    output_text=output_text,
+    streamed_body=streamed_body,
+    tool_definitions=tool_definitions,
+    request_params=REQUEST_PARAMS,
+    provider_name=provider_name,
+    provider_untold=None,
+    operation_name="chat",
+    tool_name_rule=TOOL_NAME_RULE,
+    finish_reasons={
+        "tool_use": "tool_call",
+        "end_turn": "stop",
+        "stop_sequence": "stop",
+        "max_tokens": "length",
+    },
+    # ``error.type``
+    error_tokens={
+        "overloaded_error": "overloaded",
+        "rate_limit_error": "rate_limited",
+        "billing_error": "insufficient_balance",
+        "authentication_error": "auth_error",
+        "permission_error": "permission_denied",
+        "not_found_error": "not_found",
+        "invalid_request_error": "bad_request",
+        "request_too_large": "bad_request",
+        "api_error": "server_error",
+        "timeout_error": "timeout",
+    },
+    retry_count_header=STAINLESS_RETRY_COUNT,
+)

@@ -17,10 +17,14 @@ from typing import Any, Final, TypeGuard
 from urllib.parse import unquote
 
 from ..model import RequestInfo, ToolCall
+from . import bedrock_converse
+from ._base import Dialect
 from ._content import Message, Part, definition
-from ._request import Call, DeclaredTool, Reader, assistant, items, result_text, tail
+from ._request import DeclaredTool, Reader, assistant, items, result_text
 
 __all__ = [
+    "AWS_ERROR_CODES",
+    "ENTRY",
     "REQUEST_PARAMS",
     "TOOL_NAME_RULE",
     "claims_path",
@@ -38,6 +42,24 @@ __all__ = [
 
 #: ``ToolSpecification.name``: ``[a-zA-Z0-9_-]+``, 1 to 64 characters (Bedrock API reference).
 TOOL_NAME_RULE: Final = re.compile(r"[A-Za-z0-9_-]{1,64}")
+#: Lower-cased AWS error codes -> error_type (Bedrock sends ``ServiceQuotaExceededException``
+#: with a 400, so the code outranks the status).
+AWS_ERROR_CODES: Final = {
+    "throttlingexception": "rate_limited",
+    "servicequotaexceededexception": "rate_limited",
+    "toomanyrequestsexception": "rate_limited",
+    "modelnotreadyexception": "overloaded",
+    "serviceunavailableexception": "overloaded",
+    "validationexception": "bad_request",
+    "accessdeniedexception": "permission_denied",
+    "unrecognizedclientexception": "auth_error",
+    "expiredtokenexception": "auth_error",
+    "resourcenotfoundexception": "not_found",
+    "internalserverexception": "server_error",
+    "modelerrorexception": "server_error",
+    "modelstreamerrorexception": "server_error",
+    "modeltimeoutexception": "timeout",
+}
 REQUEST_PARAMS: Final = {
     "max_tokens": (("inferenceConfig", "maxTokens"),),
     "temperature": (("inferenceConfig", "temperature"),),
@@ -77,12 +99,14 @@ def read_request(r: Reader, body: Mapping[str, Any]) -> None:
                 r.tool_choice = "any"
             elif "auto" in choice:
                 r.tool_choice = "auto"
-    last, after, _ = tail(body.get("messages"), r, "messages", assistant)
-    calls: dict[str, Call] = {}
-    for position, use in enumerate(_tool_uses(last.get("content") if last else None)):
-        calls[str(use.get("toolUseId"))] = (position, use.get("name"), use.get("input"))
-    for msg in after:
+    history = r.history(body.get("messages"), "messages", assistant, body.get("system"))
+    for at, msg, model in history:
         content = msg.get("content")
+        if model:
+            uses = _tool_uses(content)
+            r.model_turn(at, [(u.get("toolUseId"), u.get("name"), u.get("input")) for u in uses],
+                         content)  # fmt: skip
+            continue
         if msg.get("role") != "user" or not isinstance(content, list):
             continue
         for block in content:
@@ -90,7 +114,8 @@ def read_request(r: Reader, body: Mapping[str, Any]) -> None:
             if _is_map(result):
                 cid = result.get("toolUseId")
                 error = result.get("status") == "error"
-                r.result(cid, error, result.get("content"), calls.get(str(cid)))
+                turn, call = r.answered(cid)
+                r.result(cid, error, result.get("content"), call, at=at, turn=turn)
 
 
 def claims_path(path: str) -> bool:
@@ -236,3 +261,42 @@ def tool_definitions(body: Mapping[str, Any]) -> list[dict[str, Any] | None]:
                 )
             )
     return found
+
+
+#: The Converse entry of the dialect table.
+ENTRY: Final = Dialect(
+    name=bedrock_converse.DIALECT,
+    provider=bedrock_converse.PROVIDER,
+    path_suffixes=("/converse", "/converse-stream"),
+    claims_path=claims_path,
+    body_keys=((b'"messages"',),),  # the model is in the path; no other key is in every body
+    body_streams=False,
+    from_path=from_path,
+    reducer=bedrock_converse.Reducer,
+    parse_body=bedrock_converse.parse_body,
+    read_request=read_request,
+    result_message=result_message,
+    result_messages=result_messages,
+    declarations=declarations,
+    input_messages=input_messages,
+    output_text=output_text,
+    streamed_body=streamed_body,
+    tool_definitions=tool_definitions,
+    request_params=REQUEST_PARAMS,
+    provider_name=provider_name,
+    provider_untold=None,
+    operation_name="chat",
+    tool_name_rule=TOOL_NAME_RULE,
+    finish_reasons={
+        "tool_use": "tool_call",
+        "end_turn": "stop",
+        "stop_sequence": "stop",
+        "max_tokens": "length",
+        "guardrail_intervened": "content_filter",
+        "content_filtered": "content_filter",
+    },
+    # AWS error codes (``x-amzn-errortype``, ``__type``, botocore's ``Error.Code``, a
+    # stream's exception event): ``_core.errors`` lets them outrank the HTTP status
+    error_tokens=AWS_ERROR_CODES,
+    retry_count_header=None,  # botocore's ``amz-sdk-request`` is no count; its patch counts
+)

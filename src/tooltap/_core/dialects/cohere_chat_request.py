@@ -12,11 +12,14 @@ from collections.abc import Mapping, Sequence
 from typing import Any, Final, TypeGuard
 
 from ..model import ToolCall
+from . import cohere_chat
+from ._base import Dialect, always, unchanged
 from ._content import Message, Part, definition, json_arguments, tools_of
 from ._openai_request import result_is_error, result_output
-from ._request import Call, DeclaredTool, Reader, assistant, described, items, tail
+from ._request import DeclaredTool, Reader, assistant, described, items
 
 __all__ = [
+    "ENTRY",
     "REQUEST_PARAMS",
     "TOOL_NAME_RULE",
     "declarations",
@@ -57,19 +60,21 @@ def read_request(r: Reader, body: Mapping[str, Any]) -> None:
             r.problem(f"tools[{i}]: no 'function' object")
     choice = body.get("tool_choice")
     r.tool_choice = _CHOICES.get(choice) if isinstance(choice, str) else None
-    last, after, _ = tail(body.get("messages"), r, "messages", assistant)
-    calls: dict[str, Call] = {}
-    if last is not None:
-        for position, tc in enumerate(items(last.get("tool_calls"), r, "tool_calls")):
-            fn = tc.get("function")
-            if _is_map(fn):
-                calls[str(tc.get("id"))] = (position, fn.get("name"), fn.get("arguments"))
-    for msg in after:
+    for at, msg, model in r.history(body.get("messages"), "messages", assistant):
+        if model:
+            found = []
+            for tc in items(msg.get("tool_calls"), r, "tool_calls"):
+                fn = tc.get("function")
+                if _is_map(fn):
+                    found.append((tc.get("id"), fn.get("name"), fn.get("arguments")))
+            r.model_turn(at, found, msg.get("content"))
+            continue
         if msg.get("role") != "tool":
             continue
         cid = msg.get("tool_call_id")
         content = msg.get("content")
-        r.result(cid, result_is_error(_text(content)), content, calls.get(str(cid)))
+        turn, call = r.answered(cid)
+        r.result(cid, result_is_error(_text(content)), content, call, at=at, turn=turn)
 
 
 def _text(content: Any) -> Any:
@@ -204,3 +209,39 @@ def tool_definitions(body: Mapping[str, Any]) -> list[dict[str, Any] | None]:
         for tool in tools_of(body)
         if isinstance(fn := tool.get("function"), Mapping)
     ]
+
+
+#: The Cohere v2 chat entry of the dialect table.
+ENTRY: Final = Dialect(
+    name=cohere_chat.DIALECT,
+    provider=cohere_chat.PROVIDER,
+    path_suffixes=("/v2/chat",),
+    claims_path=always,
+    body_keys=((b'"messages"',), (b'"model"',)),
+    body_streams=True,
+    from_path=unchanged,
+    reducer=cohere_chat.Reducer,
+    parse_body=cohere_chat.parse_body,
+    read_request=read_request,
+    result_message=result_message,
+    result_messages=result_messages,
+    declarations=declarations,
+    input_messages=input_messages,
+    output_text=output_text,
+    streamed_body=streamed_body,
+    tool_definitions=tool_definitions,
+    request_params=REQUEST_PARAMS,
+    provider_name=provider_name,
+    provider_untold=None,
+    operation_name="chat",
+    tool_name_rule=TOOL_NAME_RULE,
+    finish_reasons={
+        "complete": "stop",
+        "stop_sequence": "stop",
+        "max_tokens": "length",
+        "tool_call": "tool_call",
+        "error": "error",
+    },
+    error_tokens={},  # its error bodies hold a message only: the status classes them
+    retry_count_header=None,
+)

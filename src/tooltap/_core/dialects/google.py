@@ -146,6 +146,15 @@ class Reducer:
             problems.append(Problem("truncated_stream", detail="no chunk with a finishReason"))
         return self._parsed(problems, complete=complete)
 
+    def whole(self, body: Any, *, measure: bool) -> Parsed:
+        """What one whole body holds (a response or an array of them, not a stream: no
+        finishReason is not a cut); ``measure``: check argument sizes."""
+        self._fold(body, measure=measure)
+        problems = list(self._problems)
+        if self._pending is not None:
+            problems.append(self._pending.cut())
+        return self._parsed(problems, complete=not self._ended)
+
     def _fold(self, data: Any, *, measure: bool) -> list[ToolCall]:
         """One GenerateContentResponse (or a list of them); ``measure``: check args sizes."""
         if isinstance(data, list):
@@ -328,9 +337,4 @@ def parse_body(body: Any, limits: Limits, *, size: int | None = None) -> Parsed:
     ``size``: the body's encoded length when known; arguments are then measured against
     ``max_argument_bytes`` only if the body is large enough to hold one that long.
     """
-    reducer = Reducer(limits)
-    reducer._fold(body, measure=size is None or may_exceed(size, limits))
-    problems = list(reducer._problems)
-    if reducer._pending is not None:
-        problems.append(reducer._pending.cut())
-    return reducer._parsed(problems, complete=not reducer._ended)
+    return Reducer(limits).whole(body, measure=size is None or may_exceed(size, limits))

@@ -16,12 +16,16 @@ from functools import lru_cache
 from typing import Any, Final
 
 from ..model import RequestInfo, ToolCall
+from . import google
+from ._base import Dialect, always
 from ._content import Message, Part, definition, tools_of
-from ._request import Call, DeclaredTool, Reader, described, get, items, tail
+from ._request import Call, DeclaredTool, Reader, described, get, items
 
 __all__ = [
+    "ENTRY",
     "REQUEST_PARAMS",
     "TOOL_NAME_RULE",
+    "UNTOLD_PROVIDER",
     "declarations",
     "from_path",
     "input_messages",
@@ -38,6 +42,8 @@ __all__ = [
 #: ``FunctionDeclaration.name`` "must start with a letter or an underscore; a-z, A-Z, 0-9,
 #: underscores, dots, colons and dashes", max 64 in the Gemini API reference (newer Vertex
 #: text says 128: we keep 64).
+#: ``gen_ai.provider.name`` when neither host nor path tells Vertex AI from the Gemini API.
+UNTOLD_PROVIDER: Final = "gcp.gen_ai"
 TOOL_NAME_RULE: Final = re.compile(r"[A-Za-z_][A-Za-z0-9_.:-]{0,63}")
 #: ``gen_ai.request.<suffix>`` -> where the body keeps it (first found).
 REQUEST_PARAMS: Final = {
@@ -106,16 +112,21 @@ def read_request(r: Reader, body: Mapping[str, Any]) -> None:
             r.tool_choice = f"tool:{allowed[0]}"
         else:
             r.tool_choice = {"ANY": "any", "NONE": "none"}.get(mode, "auto")
-    last, after, _ = tail(body.get("contents"), r, "contents", _model_turn)
     model_calls: list[Mapping[str, Any]] = []
-    if last is not None:
-        found = [
-            get(p, "functionCall", "function_call") for p in items(last.get("parts"), r, "parts")
-        ]
-        model_calls = [c for c in found if (type(c) is dict or isinstance(c, Mapping))]
+    turn: int | None = None
     seen: dict[str, int] = {}
-    for content in after:
-        for part in items(content.get("parts"), r, "parts"):
+    system = get(body, "systemInstruction", "system_instruction")
+    for at, content, model in r.history(body.get("contents"), "contents", _model_turn, system):
+        parts = items(content.get("parts"), r, "parts")
+        if model:
+            found = [get(p, "functionCall", "function_call") for p in parts]
+            model_calls = [c for c in found if (type(c) is dict or isinstance(c, Mapping))]
+            r.model_turn(
+                at, [(c.get("id"), c.get("name"), c.get("args")) for c in model_calls], parts
+            )
+            turn, seen = at, {}
+            continue
+        for part in parts:
             resp = get(part, "functionResponse", "function_response")
             if not (type(resp) is dict or isinstance(resp, Mapping)):
                 continue
@@ -126,7 +137,10 @@ def read_request(r: Reader, body: Mapping[str, Any]) -> None:
             is_error = (
                 type(payload) is dict or isinstance(payload, Mapping)
             ) and "error" in payload
-            r.result(cid, is_error, payload, _answered(model_calls, name, cid, k), name)
+            turn_at, call = r.answered(cid)
+            if call is None:
+                turn_at, call = turn, _answered(model_calls, name, cid, k)
+            r.result(cid, is_error, payload, call, name, at=at, turn=turn_at)
 
 
 def _model_turn(content: Mapping[str, Any]) -> bool:
@@ -216,7 +230,7 @@ def provider_name(host: str | None, path: str | None) -> str:
         return "gcp.vertex_ai"
     if host.endswith("generativelanguage.googleapis.com") or _GEMINI_PATH.search(path):
         return "gcp.gemini"
-    return "gcp.gen_ai"
+    return UNTOLD_PROVIDER
 
 
 def result_message(call: ToolCall, output: Any, is_error: bool) -> dict[str, Any]:
@@ -332,3 +346,52 @@ def tool_definitions(body: Mapping[str, Any]) -> list[dict[str, Any] | None]:
                 schema = next((fn[k] for k in _DEFINITION_SCHEMAS if fn.get(k) is not None), None)
                 found.append(definition(fn.get("name"), fn.get("description"), schema))
     return found
+
+
+#: The Gemini API / Vertex AI entry of the dialect table.
+ENTRY: Final = Dialect(
+    name=google.DIALECT,
+    provider=google.PROVIDER,
+    path_suffixes=(":generateContent", ":streamGenerateContent"),
+    claims_path=always,
+    body_keys=((b'"contents"',),),  # the model is in the path, so a body need not name it
+    body_streams=False,
+    from_path=from_path,
+    reducer=google.Reducer,
+    parse_body=google.parse_body,
+    read_request=read_request,
+    result_message=result_message,
+    result_messages=result_messages,
+    declarations=declarations,
+    input_messages=input_messages,
+    output_text=output_text,
+    streamed_body=streamed_body,
+    tool_definitions=tool_definitions,
+    request_params=REQUEST_PARAMS,
+    provider_name=provider_name,
+    provider_untold=UNTOLD_PROVIDER,
+    operation_name="generate_content",
+    tool_name_rule=TOOL_NAME_RULE,
+    finish_reasons={
+        "max_tokens": "length",
+        "safety": "content_filter",
+        "recitation": "content_filter",
+        "blocklist": "content_filter",
+        "prohibited_content": "content_filter",
+        "spii": "content_filter",
+    },
+    # ``error.status`` and ``google.rpc.ErrorInfo.reason`` (``API_KEY_INVALID`` comes with 400)
+    error_tokens={
+        "unavailable": "overloaded",
+        "resource_exhausted": "rate_limited",
+        "unauthenticated": "auth_error",
+        "api_key_invalid": "auth_error",
+        "permission_denied": "permission_denied",
+        "not_found": "not_found",
+        "invalid_argument": "bad_request",
+        "failed_precondition": "bad_request",
+        "internal": "server_error",
+        "deadline_exceeded": "timeout",
+    },
+    retry_count_header=None,
+)

@@ -13,11 +13,14 @@ from collections.abc import Mapping, Sequence
 from typing import Any, Final, TypeGuard
 
 from ..model import ToolCall
+from . import ollama_chat
+from ._base import Dialect, always, unchanged
 from ._content import Message, Part, definition, json_arguments, text_parts, tools_of
 from ._openai_request import result_is_error, result_output
-from ._request import Call, DeclaredTool, Reader, assistant, described, items, tail
+from ._request import Call, DeclaredTool, Reader, assistant, described, items
 
 __all__ = [
+    "ENTRY",
     "REQUEST_PARAMS",
     "TOOL_NAME_RULE",
     "declarations",
@@ -56,15 +59,19 @@ def read_request(r: Reader, body: Mapping[str, Any]) -> None:
             r.tool(spec.get("name"), spec.get("parameters"), f"tools[{i}]")
         else:
             r.problem(f"tools[{i}]: no 'function' object")
-    last, after, _ = tail(body.get("messages"), r, "messages", assistant)
-    calls: list[tuple[Any, Any]] = []  # (name, arguments), in the turn's order
-    if last is not None:
-        for tc in items(last.get("tool_calls"), r, "tool_calls"):
-            fn = tc.get("function")
-            if _is_map(fn):
-                calls.append((fn.get("name"), fn.get("arguments")))
+    calls: list[tuple[Any, Any]] = []  # (name, arguments) of the latest model turn, in order
+    turn: int | None = None
     seen: dict[str, int] = {}
-    for msg in after:
+    for at, msg, model in r.history(body.get("messages"), "messages", assistant):
+        if model:
+            calls = []
+            for tc in items(msg.get("tool_calls"), r, "tool_calls"):
+                fn = tc.get("function")
+                if _is_map(fn):
+                    calls.append((fn.get("name"), fn.get("arguments")))
+            r.model_turn(at, [(None, name, args) for name, args in calls], msg.get("content"))
+            turn, seen = at, {}
+            continue
         if msg.get("role") != "tool":
             continue
         name = msg.get("tool_name") or msg.get("name")
@@ -76,7 +83,7 @@ def read_request(r: Reader, body: Mapping[str, Any]) -> None:
         if k < len(same):
             position, (call_name, args) = same[k]
             answered = (position, call_name, args)
-        r.result(None, result_is_error(content), content, answered, name)
+        r.result(None, result_is_error(content), content, answered, name, at=at, turn=turn)
 
 
 def provider_name(host: str | None, path: str | None) -> str:
@@ -167,3 +174,33 @@ def tool_definitions(body: Mapping[str, Any]) -> list[dict[str, Any] | None]:
         for tool in tools_of(body)
         if isinstance(fn := tool.get("function"), Mapping)
     ]
+
+
+#: The Ollama chat entry of the dialect table.
+ENTRY: Final = Dialect(
+    name=ollama_chat.DIALECT,
+    provider=ollama_chat.PROVIDER,
+    path_suffixes=("/api/chat",),
+    claims_path=always,
+    body_keys=((b'"messages"',), (b'"model"',)),
+    body_streams=True,
+    from_path=unchanged,
+    reducer=ollama_chat.Reducer,
+    parse_body=ollama_chat.parse_body,
+    read_request=read_request,
+    result_message=result_message,
+    result_messages=result_messages,
+    declarations=declarations,
+    input_messages=input_messages,
+    output_text=output_text,
+    streamed_body=streamed_body,
+    tool_definitions=tool_definitions,
+    request_params=REQUEST_PARAMS,
+    provider_name=provider_name,
+    provider_untold=None,
+    operation_name="chat",
+    tool_name_rule=TOOL_NAME_RULE,
+    finish_reasons={"stop": "stop", "length": "length"},
+    error_tokens={},  # its error bodies hold a message only: the status classes them
+    retry_count_header=None,
+)

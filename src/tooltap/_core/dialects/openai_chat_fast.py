@@ -14,7 +14,8 @@ from __future__ import annotations
 import re
 from typing import Final
 
-from .._json import PLAIN_STRING, RAW_STRING, loads, unescape, valid_utf8
+from .._json import PLAIN_STRING, RAW_STRING, loads, valid_utf8
+from ._fragments import append_escaped
 from ._openai import PendingCall
 
 __all__ = ["FastPath"]
@@ -74,13 +75,7 @@ class FastPath:
         raw = rest[2]
         if not (raw.isascii() or valid_utf8(raw)):
             return False
-        fragments = call.fragments
-        run, size = fragments.run, fragments.size + len(raw)
-        if run is not None and size <= self._limit:  # Fragments.add_raw's usual case, inline
-            fragments.size = size
-            run += raw
-        elif not call.oversized and not fragments.add_raw(raw, self._limit):
-            call.add(unescape(raw), self._limit)  # near the limit: counted exactly
+        append_escaped(call, raw, self._limit)
         return True
 
     def retarget(self, by_index: dict[int, PendingCall] | None) -> None:

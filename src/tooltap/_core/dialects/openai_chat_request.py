@@ -10,11 +10,22 @@ from collections.abc import Mapping, Sequence
 from typing import Any, Final
 
 from ..model import ToolCall
+from . import openai_chat
+from ._base import STAINLESS_RETRY_COUNT, Dialect, always, unchanged
 from ._content import Message, Part, definition, json_arguments, text_parts, tools_of
-from ._openai_request import openai_choice, result_is_error, result_output
-from ._request import Call, DeclaredTool, Reader, assistant, described, items, tail
+from ._openai import PROVIDER
+from ._openai_request import (
+    ERROR_TOKENS,
+    TOOL_NAME_RULE,
+    openai_choice,
+    openai_provider,
+    result_is_error,
+    result_output,
+)
+from ._request import Call, DeclaredTool, Reader, assistant, described, items
 
 __all__ = [
+    "ENTRY",
     "REQUEST_PARAMS",
     "declarations",
     "input_messages",
@@ -50,25 +61,31 @@ def read_request(r: Reader, body: Mapping[str, Any]) -> None:
         r.tool(fn.get("name"), fn.get("parameters"), f"functions[{i}]")
     choice = body.get("tool_choice", body.get("function_call"))
     r.tool_choice = openai_choice(choice)
-    last, after, _ = tail(body.get("messages"), r, "messages", assistant)
-    calls: dict[str, Call] = {}
     legacy: Call | None = None
-    if last is not None:
-        for position, tc in enumerate(items(last.get("tool_calls"), r, "tool_calls")):
-            spec = tc.get("function") or tc.get("custom")
-            if type(spec) is dict or isinstance(spec, Mapping):
-                calls[str(tc.get("id"))] = (position, spec.get("name"), spec.get("arguments"))
-        legacy_call = last.get("function_call")
-        if type(legacy_call) is dict or isinstance(legacy_call, Mapping):
-            legacy = (0, legacy_call.get("name"), legacy_call.get("arguments"))
-    for msg in after:
+    legacy_turn: int | None = None
+    for at, msg, model in r.history(body.get("messages"), "messages", assistant):
+        if model:
+            found = []
+            for tc in items(msg.get("tool_calls"), r, "tool_calls"):
+                spec = tc.get("function") or tc.get("custom")
+                if type(spec) is dict or isinstance(spec, Mapping):
+                    found.append((tc.get("id"), spec.get("name"), spec.get("arguments")))
+            r.model_turn(at, found, msg.get("content"))
+            legacy_call = msg.get("function_call")
+            if type(legacy_call) is dict or isinstance(legacy_call, Mapping):
+                legacy = (0, legacy_call.get("name"), legacy_call.get("arguments"))
+                legacy_turn = at
+            continue
         role = msg.get("role")
         content = msg.get("content")
         if role == "tool":
             cid = msg.get("tool_call_id")
-            r.result(cid, result_is_error(content), content, calls.get(str(cid)), msg.get("name"))
+            turn, call = r.answered(cid)
+            r.result(cid, result_is_error(content), content, call, msg.get("name"),
+                     at=at, turn=turn)  # fmt: skip
         elif role == "function":  # legacy function-calling result
-            r.result(None, result_is_error(content), content, legacy, msg.get("name"))
+            r.result(None, result_is_error(content), content, legacy, msg.get("name"),
+                     at=at, turn=legacy_turn)  # fmt: skip
 
 
 def result_message(call: ToolCall, output: Any, is_error: bool) -> dict[str, Any]:
@@ -157,3 +174,33 @@ def tool_definitions(body: Mapping[str, Any]) -> list[dict[str, Any] | None]:
         for tool in tools_of(body)
         if tool.get("type") == "function" and isinstance(fn := tool.get("function"), Mapping)
     ]
+
+
+#: The Chat Completions entry of the dialect table.
+ENTRY: Final = Dialect(
+    name=openai_chat.DIALECT,
+    provider=PROVIDER,
+    path_suffixes=("/chat/completions",),
+    claims_path=always,
+    body_keys=((b'"messages"',),),
+    body_streams=True,
+    from_path=unchanged,
+    reducer=openai_chat.Reducer,
+    parse_body=openai_chat.parse_body,
+    read_request=read_request,
+    result_message=result_message,
+    result_messages=result_messages,
+    declarations=declarations,
+    input_messages=input_messages,
+    output_text=output_text,
+    streamed_body=streamed_body,
+    tool_definitions=tool_definitions,
+    request_params=REQUEST_PARAMS,
+    provider_name=openai_provider,
+    provider_untold=None,
+    operation_name="chat",
+    tool_name_rule=TOOL_NAME_RULE,
+    finish_reasons={"tool_calls": "tool_call", "function_call": "tool_call"},
+    error_tokens=ERROR_TOKENS,
+    retry_count_header=STAINLESS_RETRY_COUNT,
+)

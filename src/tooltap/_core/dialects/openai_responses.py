@@ -32,9 +32,10 @@ import re
 from collections.abc import Callable
 from typing import Any, Final
 
-from .._json import INT, PLAIN_STRING, RAW_STRING, unescape, valid_utf8
+from .._json import INT, PLAIN_STRING, RAW_STRING, valid_utf8
 from ..model import Limits, Parsed, Problem, ToolCall, Usage
 from ..sse import SSEEvent
+from ._fragments import append_escaped
 from ._openai import (
     NOT_JSON,
     Collector,
@@ -154,13 +155,7 @@ class Reducer:
         call = self._items.get(item_id.decode("ascii"))
         if call is None or call.finished or not (raw.isascii() or valid_utf8(raw)):
             return False  # (every call is finished once the response is complete)
-        fragments = call.fragments
-        run, size = fragments.run, fragments.size + len(raw)
-        if run is not None and size <= self._limit:  # Fragments.add_raw's usual case, inline
-            fragments.size = size
-            run += raw
-        elif not call.oversized and not fragments.add_raw(raw, self._limit):
-            call.add(unescape(raw), self._limit)  # near the limit: counted exactly
+        append_escaped(call, raw, self._limit)
         return True
 
     def event(self, ev: SSEEvent) -> list[ToolCall]:

@@ -10,11 +10,22 @@ from collections.abc import Mapping, Sequence
 from typing import Any, Final
 
 from ..model import ToolCall
+from . import openai_responses
+from ._base import STAINLESS_RETRY_COUNT, Dialect, always, unchanged
 from ._content import Message, Part, definition, json_arguments, text_parts, tools_of
-from ._openai_request import openai_choice, result_is_error, result_output
-from ._request import Call, DeclaredTool, Reader, described, items, tail
+from ._openai import PROVIDER
+from ._openai_request import (
+    ERROR_TOKENS,
+    TOOL_NAME_RULE,
+    openai_choice,
+    openai_provider,
+    result_is_error,
+    result_output,
+)
+from ._request import DeclaredTool, Reader, described, items
 
 __all__ = [
+    "ENTRY",
     "REQUEST_PARAMS",
     "declarations",
     "input_messages",
@@ -60,36 +71,39 @@ def read_request(r: Reader, body: Mapping[str, Any]) -> None:
     _tools(r, body.get("tools"), "tools")
     r.tool_choice = openai_choice(body.get("tool_choice"))
     values = body.get("input")
+    system = body.get("instructions")
     if isinstance(values, str):
+        r.history([{"role": "user", "content": values}], "input", _model_output, system)
         return
-    if not isinstance(values, list):
-        tail(values, r, "input", _model_output)  # the shape problem, if any
-        return
-    for i, item in enumerate(values):  # tools declared mid-input: a cheap look at each item
-        if (type(item) is dict or isinstance(item, Mapping)) and item.get("type") in _TOOL_ITEMS:
-            _tools(r, item.get("tools"), f"input[{i}].tools")
-    last, after, at = tail(values, r, "input", _model_output)
-    calls: dict[str, Call] = {}
-    position = 0
-    while last is not None:  # the model turn: the run of output items ending at ``last``
-        if last.get("type") in ("function_call", "custom_tool_call"):
-            args = last.get("arguments", last.get("input"))
-            calls.setdefault(str(last.get("call_id")), (position, last.get("name"), args))
-            position -= 1
-        at -= 1
-        previous = values[at] if at >= 0 else None
-        last = (
-            previous
-            if (type(previous) is dict or isinstance(previous, Mapping)) and _model_output(previous)
-            else None
-        )
-    count = len(calls)
-    calls = {k: (p + count - 1, n, a) for k, (p, n, a) in calls.items()}
-    for item in after:
+    if isinstance(values, list):
+        for i, item in enumerate(values):  # tools declared mid-input: a cheap look at each
+            if (type(item) is dict or isinstance(item, Mapping)) and item.get(
+                "type"
+            ) in _TOOL_ITEMS:
+                _tools(r, item.get("tools"), f"input[{i}].tools")
+    run: list[tuple[Any, Any, Any]] = []
+    said: list[Any] = []
+    start = -1
+    for at, item, model in r.history(values, "input", _model_output, system, runs=True):
+        if model:  # a model turn: a run of output items
+            if start < 0:
+                start = at
+            if item.get("type") in ("function_call", "custom_tool_call"):
+                run.append((item.get("call_id"), item.get("name"),
+                            item.get("arguments", item.get("input"))))  # fmt: skip
+            else:
+                said.append(item.get("content"))
+            continue
+        if start >= 0:
+            r.model_turn(start, run, said)
+            run, said, start = [], [], -1
         if item.get("type") in ("function_call_output", "custom_tool_call_output"):
             cid = item.get("call_id")
             output = item.get("output")
-            r.result(cid, result_is_error(output), output, calls.get(str(cid)))
+            turn, call = r.answered(cid)
+            r.result(cid, result_is_error(output), output, call, at=at, turn=turn)
+    if start >= 0:
+        r.model_turn(start, run, said)
 
 
 def _model_output(item: Mapping[str, Any]) -> bool:
@@ -178,3 +192,39 @@ def tool_definitions(body: Mapping[str, Any]) -> list[dict[str, Any] | None]:
         for tool in tools_of(body)
         if tool.get("type") == "function"
     ]
+
+
+#: The Responses entry of the dialect table.
+ENTRY: Final = Dialect(
+    name=openai_responses.DIALECT,
+    provider=PROVIDER,
+    path_suffixes=("/responses",),
+    claims_path=always,
+    body_keys=((b'"model"', b'"input"'),),
+    body_streams=True,
+    from_path=unchanged,
+    reducer=openai_responses.Reducer,
+    parse_body=openai_responses.parse_body,
+    read_request=read_request,
+    result_message=result_message,
+    result_messages=result_messages,
+    declarations=declarations,
+    input_messages=input_messages,
+    output_text=output_text,
+    streamed_body=streamed_body,
+    tool_definitions=tool_definitions,
+    request_params=REQUEST_PARAMS,
+    provider_name=openai_provider,
+    provider_untold=None,
+    operation_name="chat",
+    tool_name_rule=TOOL_NAME_RULE,
+    # ``status`` and ``incomplete_details.reason`` of a response
+    finish_reasons={
+        "completed": "stop",
+        "incomplete": "length",
+        "max_output_tokens": "length",
+        "failed": "error",
+    },
+    error_tokens=ERROR_TOKENS,
+    retry_count_header=STAINLESS_RETRY_COUNT,
+)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from tooltap._patch.sdk_common import describe_body, request_params, server_of
+from tooltap._patch.sdk_request import describe_body, request_params, server_of
 
 
 @pytest.mark.parametrize(
