@@ -1,4 +1,4 @@
-"""``python -m benchmarks [--smoke] [--json PATH] [--readme]``: the benchmark, in one command.
+"""``python -m benchmarks [--smoke] [--json PATH] [--docs]``: the benchmark, in one command.
 
 1. End to end: every case of ``benchmarks._cases`` (the real openai, anthropic and
    google-genai clients, streamed and not, the SDK stream helpers, raw httpx2, non-LLM
@@ -13,8 +13,8 @@ Prints Markdown tables, with the targets' verdicts computed from this run, and w
 every figure as JSON. A full run writes ``benchmarks/results/latest.json`` and
 ``benchmarks/RESULTS.md``; ``--smoke`` (a CI-sized run of seconds on a smaller workload)
 and partial runs (``--only``, ``--skip``) write beside them under other names.
-``--readme`` runs nothing: it rewrites the README's performance section from
-``results/latest.json``.
+``--docs`` runs nothing: it rewrites the performance section of ``docs/PERFORMANCE.md``
+from ``results/latest.json``.
 """
 
 from __future__ import annotations
@@ -47,7 +47,7 @@ from ._report import README_BEGIN, README_END, machine, readme_section, tables, 
 from ._sim import SimProcess
 
 _HERE = Path(__file__).resolve().parent
-_README = _HERE.parent / "README.md"
+_DOCS = _HERE.parent / "docs" / "PERFORMANCE.md"
 
 #: Simulator workloads: the main one (3 parallel calls, 2,000-byte arguments, 4-character
 #: fragments: ~1,500 events), the smoke one, and small turns for the memory runs.
@@ -163,11 +163,15 @@ def main(argv: list[str] | None = None) -> int:
         "--profile", nargs="*", help="cases to profile (cProfile, by component) after the run"
     )
     parser.add_argument(
-        "--readme", action="store_true", help="rewrite the README section from latest.json"
+        "--docs",
+        "--readme",
+        action="store_true",
+        dest="docs",
+        help="rewrite the section of docs/PERFORMANCE.md from latest.json",
     )
     args = parser.parse_args(argv)
-    if args.readme:
-        return _write_readme(_HERE / "results" / "latest.json")
+    if args.docs:
+        return _write_docs(_HERE / "results" / "latest.json")
     warnings.simplefilter("ignore", DeprecationWarning)
     for name in ("opentelemetry.attributes", "google_genai"):  # a peer's per-request warnings:
         logging.getLogger(name).addHandler(logging.NullHandler())  # made, not printed
@@ -222,8 +226,8 @@ _PREAMBLE = """# Benchmark results
 
 Written by `python -m benchmarks` from one run of one commit; every verdict is computed
 from that run's figures against the targets in `benchmarks/_report.py`. Do not edit by
-hand: re-run it (about 5 minutes, 8 to 10 with the peers; the README's performance
-section then follows with `python -m benchmarks --readme`).
+hand: re-run it (about 5 minutes, 8 to 10 with the peers; the performance section of
+`docs/PERFORMANCE.md` then follows with `python -m benchmarks --docs`).
 
 **Reproduce** (from the repository root). With the peers, as these figures were taken
 when the peer table below has figures: `scripts/bench` (a venv of its own, `.venv-bench`,
@@ -240,7 +244,7 @@ installed", or measures only those that are):
 
 ```
 python -m benchmarks                    # full run: results/latest.json and this file
-python -m benchmarks --readme           # the README's performance section from latest.json
+python -m benchmarks --docs             # docs/PERFORMANCE.md's section from latest.json
 python -m benchmarks --smoke            # CI-sized, seconds (tests/test_benchmarks_smoke.py)
 python -m benchmarks --profile "google generate_content"   # cProfile by component, too
 python -m benchmarks._instructions "anthropic create" --replay --noop --seeds 3  # valgrind
@@ -280,16 +284,16 @@ tooltap has no C extension: these figures are its only implementation, pure Pyth
 """
 
 
-def _write_readme(results: Path) -> int:
-    """Rewrite the README between its benchmark markers from ``results``."""
-    text = _README.read_text()
-    start, end = text.find(README_BEGIN), text.find(README_END)
+def _write_docs(results: Path) -> int:
+    """Rewrite ``docs/PERFORMANCE.md`` between its benchmark markers from ``results``."""
+    text = _DOCS.read_text()
+    start, end = text.find("<!-- benchmarks:begin"), text.find(README_END)
     if start < 0 or end < start:
-        print(f"README.md has no {README_BEGIN} ... {README_END} section", file=sys.stderr)
+        print(f"{_DOCS} has no {README_BEGIN} ... {README_END} section", file=sys.stderr)
         return 1
     section = readme_section(json.loads(results.read_text()))
-    _README.write_text(text[:start] + section + text[end + len(README_END) :])
-    print(f"README.md performance section rewritten from {results}", file=sys.stderr)
+    _DOCS.write_text(text[:start] + section + text[end + len(README_END) :])
+    print(f"{_DOCS.name} performance section rewritten from {results}", file=sys.stderr)
     return 0
 
 

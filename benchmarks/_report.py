@@ -38,7 +38,7 @@ TARGET_NON_LLM_RATIO = 1.02
 TTFC_MS, TTFC_SHARE = 1.0, 0.10
 #: Memory flat over sequential turns: growth per 1,000 turns over the second half, at most.
 FLAT_RSS_KIB, FLAT_GC_OBJECTS = 64, 16
-README_BEGIN = "<!-- benchmarks:begin (python -m benchmarks --readme writes this section) -->"
+README_BEGIN = "<!-- benchmarks:begin (python -m benchmarks --docs writes this section) -->"
 README_END = "<!-- benchmarks:end -->"
 
 
@@ -400,19 +400,26 @@ def tables(results: dict[str, Any]) -> str:
 
 
 def readme_section(results: dict[str, Any]) -> str:
-    """The README's performance table, from one results file: every case, its verdict."""
+    """The performance section of ``docs/PERFORMANCE.md``, from one results file: every
+    case with its verdict, then every target beside what this run measured."""
     m = results["machine"]
     columns = (0, 4, 5, 6, 7, 8, 10, 11)
     rows = [[r[i] for i in columns] for r in _case_rows(results)]
     header = [_CASE_HEADER[i] for i in columns]
     load = m.get("load_average_at_end", m["load_average_at_start"])
+    checks = [
+        [t["target"], t["case"], t["value"], t["verdict"]] for t in results.get("targets", ())
+    ]
     return (
         f"{README_BEGIN}\n"
         f"tooltap {m['tooltap_commit']}, one run of `python -m benchmarks` ({m['date']}; "
         f"{m['cores']} cores, Python {m['python']}, load average "
         f"{m['load_average_at_start'][0]:.1f} at start, {load[0]:.1f} at end). Best of "
         f"{results['cases'][0]['samples']} interleaved rounds of client CPU; verdicts computed "
-        "from this run (`benchmarks/RESULTS.md` has the targets and the other sections):\n\n"
+        "from this run against the targets below (`benchmarks/RESULTS.md` has the other "
+        "sections):\n\n"
         + _table(header, rows)
+        + "\nEach verdict is one of these targets, checked against this run:\n\n"
+        + _table(["target", "case", "measured", "verdict"], checks)
         + f"\n{README_END}"
     )

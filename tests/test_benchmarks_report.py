@@ -1,7 +1,9 @@
-"""The benchmark's verdicts are computed from the figures, and the README section from them."""
+"""The benchmark's verdicts are computed from the figures, and the docs' section from them."""
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
 from typing import Any
 
 from benchmarks._parsers import FAST_PATHS, FULL_PATH, fast_path_gains
@@ -83,6 +85,16 @@ def test_every_case_reaches_the_table_and_the_readme_section() -> None:
     for case in CASES:
         assert f"| {case['case']} |" in section and f"| {case['case']} |" in text
     assert "| inconclusive |" in section and "| MISSED |" in section and "abc1234" in section
+    assert "| target | case | measured | verdict |" in section  # each verdict's target beside it
+    for check in results["targets"]:
+        assert f"| {check['target']} | {check['case']} | {check['value']} |" in section
+
+
+def test_the_performance_doc_holds_the_latest_run() -> None:
+    """``docs/PERFORMANCE.md`` between its markers is what ``--docs`` writes from latest.json."""
+    root = Path(__file__).resolve().parents[1]
+    results = json.loads((root / "benchmarks/results/latest.json").read_text())
+    assert readme_section(results) in (root / "docs/PERFORMANCE.md").read_text()
 
 
 def _parser_row(dialect: str, decoder: str, us_per_event: float) -> dict[str, Any]:

@@ -77,6 +77,7 @@ def test_only_intended_modules_are_public() -> None:
 def test_the_root_is_the_small_api() -> None:
     assert set(tooltap.__all__) == {
         "Config",
+        "ConfigError",
         "conversation",
         "Parsed",
         "Problem",
@@ -91,6 +92,7 @@ def test_the_root_is_the_small_api() -> None:
         "uninstrument",
     }
     assert tooltap.ToolCall is tooltap.core.ToolCall
+    assert issubclass(tooltap.ConfigError, ValueError)  # what strict mode raises
 
 
 def test_version_comes_from_the_package_metadata() -> None:

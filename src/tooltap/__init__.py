@@ -12,7 +12,7 @@ from importlib import metadata as _metadata
 
 from . import core as core
 from . import harness as harness
-from ._telemetry.config import Config
+from ._telemetry.config import Config, ConfigError
 from ._telemetry.conversation import conversation
 from ._telemetry.listeners import ToolCallProblem, ToolCallReceived, ToolResultSent
 from .core import Parsed, Problem, ToolCall, ToolResultRef
@@ -25,6 +25,7 @@ except _metadata.PackageNotFoundError:  # a source tree that was never installed
 
 __all__ = [
     "Config",
+    "ConfigError",
     "Parsed",
     "Problem",
     "ToolCall",

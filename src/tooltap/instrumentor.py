@@ -34,6 +34,7 @@ from opentelemetry.instrumentation.instrumentor import (  # type: ignore[attr-de
 from ._forks import holding_lock, new_rlock
 from ._patch import (
     aiohttp_tap,
+    frameworks,
     httpx_tap,
     sdk_anthropic,
     sdk_botocore,
@@ -49,9 +50,11 @@ from ._telemetry.config import (
     OPTION_NAMES,
     Config,
     ConfigError,
+    changes,
     check_names,
     reject,
     strict_mode,
+    variables,
 )
 from ._telemetry.listeners import Listener
 from ._telemetry.telemetry import Telemetry, get_telemetry, set_telemetry
@@ -83,6 +86,7 @@ PATCH_SETS: Final[tuple[PatchSet, ...]] = (
     sdk_botocore.PATCHES,
     sdk_cohere.PATCHES,
     aiohttp_tap.PATCHES,
+    frameworks.PATCHES,
 )
 #: The SDK ranges whose retry funnels the SDK-layer patches know (the oldest ones are
 #: tested in a venv of their own: ``scripts/test-old-sdks``).
@@ -208,14 +212,58 @@ class TooltapInstrumentor(BaseInstrumentor):  # type: ignore[misc]
         quietly(_uninstall)
 
     def instrument(self, **kwargs: Any) -> None:
-        """``BaseInstrumentor.instrument``, one call at a time."""
+        """``BaseInstrumentor.instrument``, one call at a time (``opentelemetry-instrument``
+        calls it with no options). Instrumented already, nothing changes: each option that
+        would differ is named in a warning (strict mode: ``ConfigError``), in place of
+        OpenTelemetry's generic message."""
         with _switch:
+            if self._is_instrumented_by_opentelemetry:
+                _already_instrumented(kwargs)
+                return
             super().instrument(**kwargs)
 
     def uninstrument(self, **kwargs: Any) -> None:
         """``BaseInstrumentor.uninstrument``, one call at a time."""
         with _switch:
             super().uninstrument(**kwargs)
+
+
+#: Keywords ``BaseInstrumentor.instrument`` takes for itself.
+_BASE_OPTIONS: Final = ("skip_dep_check", "raise_exception_on_conflict")
+
+
+def _already_instrumented(kwargs: dict[str, Any]) -> None:
+    """Name what a second ``instrument()`` would change; it is not applied."""
+    tel = get_telemetry()
+    options = {k: v for k, v in kwargs.items() if k not in _BASE_OPTIONS}
+    if tel is None:  # instrumented, but off (disabled, or setup failed)
+        return
+    try:
+        wanted = _config(options)
+    except ConfigError:
+        raise
+    except Exception:  # noqa: BLE001 - instrumenting must never break the app
+        _log.debug("tooltap: could not compare the options", exc_info=True)
+        return
+    changed = changes(tel.config, wanted)
+    dropped = list(changed.values())
+    given = {"tracer_provider": tel.tracer_provider, "meter_provider": tel.meter_provider,
+             "logger_provider": tel.logger_provider}  # fmt: skip
+    dropped += [k for k, active in given.items() if options.get(k) not in (None, active)]
+    listeners = tuple(options.get("listeners") or ())
+    if listeners and listeners != tel.given_listeners:
+        dropped.append("listeners")
+    if not dropped:
+        _log.debug("tooltap: already instrumented with these options")
+        return
+    hint = ", ".join(variables(changed)) or "the TOOLTAP_* variables"
+    with strict_mode(kwargs.get("strict")):
+        reject(
+            "tooltap: already instrumented, these options were not applied: "
+            + ", ".join(dropped)
+            + "; call tooltap.uninstrument() first, or set them where tooltap is first "
+            f"instrumented (under opentelemetry-instrument: {hint})"
+        )
 
 
 def instrument(

@@ -506,7 +506,12 @@ def test_deeply_nested_arguments_do_not_raise() -> None:
     body = sse(message_start(), tool_start(0, "t", "f"), delta(0, deep), stop(0), *end())
     parsed = parse_response(body, DIALECT)
     assert parsed.calls == ()
-    assert kinds(parsed) == ["invalid_json"]
+    assert kinds(parsed) == ["invalid_json"]  # deeper than any json.loads takes
+    deep = "[" * 990 + "]" * 990  # what json.loads takes at the top of a stack
+    body = sse(message_start(), tool_start(0, "t", "f"), delta(0, '{"a":' + deep + "}"), stop(0),
+               *end())  # fmt: skip
+    (call,) = parse_response(body, DIALECT).calls
+    assert list(call.args) == ["a"]
 
 
 def test_whole_body() -> None:

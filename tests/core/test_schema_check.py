@@ -368,3 +368,39 @@ def test_annotations_alone_accept_anything() -> None:
     check = compile_check({"description": "d", "title": "t", "$comment": "c", "examples": [1]})
     assert check is not None
     assert all(check(v) for v in (None, True, 1, 1.5, "s", [1], {"a": 1}, object()))
+
+
+#: Keyword values of every shape, most of them wrong for the keyword.
+_any_value = st.recursive(
+    st.none() | st.booleans() | st.integers(-2, 3) | st.sampled_from([1.0, 1.5, -0.5])
+    | st.sampled_from(["string", "integer", "a"]),
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.sampled_from(KEYS), inner,
+                                                                max_size=2),
+    max_leaves=6,
+)  # fmt: skip
+
+
+@st.composite
+def loose_schemas(draw: st.DrawFn, depth: int = 0) -> Any:
+    """A schema of the subset's keywords whose values may be anything, or a valid one."""
+    if draw(st.booleans()):
+        return draw(schemas(depth))
+    keywords = sorted(
+        {"type", "enum", "const", "minimum", "minLength", "maxItems", "required", "examples",
+         "description", "format", "default", "deprecated", "readOnly", "properties", "items",
+         "additionalProperties"}
+    )  # fmt: skip
+    chosen = draw(st.lists(st.sampled_from(keywords), max_size=3, unique=True))
+    schema = {key: draw(_any_value) for key in chosen}
+    if depth < 1 and draw(st.booleans()):
+        schema["properties"] = {"a": draw(loose_schemas(depth + 1))}
+    if draw(st.booleans()):
+        schema["$schema"] = draw(st.sampled_from(DIALECTS))
+    return schema
+
+
+@examples(1500)
+@given(schema=loose_schemas())
+def test_a_schema_it_compiles_is_valid_against_its_metaschema(schema: dict[str, Any]) -> None:
+    if compile_check(schema) is not None:  # validate then skips jsonschema's check_schema
+        validator_for(schema, default=Draft202012Validator).check_schema(schema)

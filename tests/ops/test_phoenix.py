@@ -131,3 +131,81 @@ def test_spans_arrive_with_call_ids(phoenix: dict[str, Any], protocol: str) -> N
     errored = [s for s in inference if s["status_code"] == "ERROR"]
     assert errored and all(s["attributes"].get("error.type") for s in errored)
     assert "truncated_stream" in {s["attributes"]["error.type"] for s in errored}
+
+
+def _demo(phoenix: dict[str, Any], project: str, **env: str) -> subprocess.CompletedProcess[str]:
+    """``tooltap demo --otlp`` at Phoenix's HTTP port, as README's first trace does."""
+    clean = {k: v for k, v in os.environ.items() if not k.startswith(("OTEL_", "TOOLTAP_"))}
+    clean.update(OTEL_RESOURCE_ATTRIBUTES=f"openinference.project.name={project}", **env)
+    args = [PYTHON, "-m", "tooltap", "demo", "--otlp", phoenix["url"]]
+    return subprocess.run(args, env=clean, capture_output=True, text=True, timeout=180, check=False)
+
+
+def test_demo_sends_one_trace_per_conversation_to_phoenix(phoenix: dict[str, Any]) -> None:
+    result = _demo(phoenix, "tooltap-demo", OTEL_METRICS_EXPORTER="none")
+    assert result.returncode == 0, result.stderr
+    assert "Failed to export" not in result.stdout + result.stderr  # no 405 for metrics
+
+    def complete() -> list[dict[str, Any]] | None:
+        spans = spans_of(phoenix["url"], "tooltap-demo")
+        roots = [s for s in spans if s["name"].startswith("conversation ")]
+        orphans = [s for s in spans if s["attributes"].get("tooltap.result") == "orphaned"]
+        return spans if len(roots) == 21 and len(orphans) == 3 else None  # the last ones
+
+    spans = wait_for(complete, 60, "the demo's spans in Phoenix")
+    roots = {s["context"]["trace_id"] for s in spans if s["name"].startswith("conversation ")}
+    assert {s["context"]["trace_id"] for s in spans} == roots  # one trace per conversation
+    inference = [s for s in spans if s["attributes"].get("gen_ai.operation.name") == "chat"]
+    anthropic = [s for s in inference if s["attributes"]["gen_ai.provider.name"] == "anthropic"]
+    assert len(anthropic) >= 7 and all(s["name"].startswith("chat claude-") for s in anthropic)
+
+
+def test_demo_mistakes_against_phoenix_end_in_a_message_naming_the_fix(
+    phoenix: dict[str, Any],
+) -> None:
+    metrics_on = _demo(phoenix, "tooltap-demo-metrics")
+    assert metrics_on.returncode == 0, metrics_on.stderr
+    assert metrics_on.stderr.count("OTEL_METRICS_EXPORTER=none") == 1, metrics_on.stderr
+    grpc = _demo(
+        phoenix,
+        "tooltap-demo-grpc",
+        OTEL_EXPORTER_OTLP_PROTOCOL="grpc",
+        OTEL_METRICS_EXPORTER="none",
+        OTEL_EXPORTER_OTLP_TIMEOUT="2",
+    )
+    assert grpc.returncode == 0, grpc.stderr
+    assert grpc.stderr.count("Set OTEL_EXPORTER_OTLP_PROTOCOL=http/protobuf") == 1, grpc.stderr
+
+
+def test_readmes_first_trace_lines_show_an_agent_in_phoenix(phoenix: dict[str, Any]) -> None:
+    """README's launcher lines for Phoenix, with an example agent: its spans, no export error."""
+    from tooltap.simulator import Simulator
+
+    project = "tooltap-readme"
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("OTEL_", "TOOLTAP_"))}
+    with Simulator() as sim:
+        env.update(
+            OTEL_SERVICE_NAME="my-agent",
+            OTEL_METRICS_EXPORTER="none",
+            OTEL_LOGS_EXPORTER="none",
+            OTEL_EXPORTER_OTLP_ENDPOINT=phoenix["url"],
+            OTEL_EXPORTER_OTLP_PROTOCOL="http/protobuf",
+            OTEL_RESOURCE_ATTRIBUTES=f"openinference.project.name={project}",
+            ANTHROPIC_BASE_URL=sim.anthropic_base_url,
+        )
+        launcher = str(Path(PYTHON).with_name("opentelemetry-instrument"))
+        args = [launcher, PYTHON, str(ROOT / "examples/agents/anthropic_agent.py")]
+        result = subprocess.run(args, env=env, capture_output=True, text=True, timeout=120)
+    assert result.returncode == 0, result.stderr
+    assert "Failed to export" not in result.stderr and "go nowhere" not in result.stderr
+
+    def arrived() -> list[dict[str, Any]] | None:
+        spans = spans_of(phoenix["url"], project)
+        tools = [s for s in spans if s["name"] == "execute_tool lookup_demo_value"]
+        return spans if len(tools) == 2 else None
+
+    spans = wait_for(arrived, 60, "the agent's spans in Phoenix")
+    inference = [s for s in spans if s["attributes"].get("gen_ai.operation.name") == "chat"]
+    assert len(inference) == 2  # anthropic's own call spans, adopted: one per call
+    tools = [s for s in spans if s["name"] == "execute_tool lookup_demo_value"]
+    assert {t["parent_id"] for t in tools} <= {s["context"]["span_id"] for s in inference}

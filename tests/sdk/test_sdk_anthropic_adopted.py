@@ -13,9 +13,7 @@ from typing import Any
 
 import anthropic
 import pytest
-from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
-from opentelemetry.sdk.trace.export import SimpleSpanProcessor
-from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+from opentelemetry.sdk.trace import ReadableSpan
 
 import tooltap
 from tests.loopback_capture import QuietHandler, serving
@@ -23,7 +21,6 @@ from tests.sdk.drivers import DRIVERS, USER
 from tooltap._telemetry import semconv as sc
 from tooltap.simulator import Fault, Simulator
 
-ANTHROPIC_SCOPE = "com.anthropic.sdk.python"
 #: Differ between two calls whatever records them.
 VOLATILE = ("anthropic.request.id", "gen_ai.response.id", "gen_ai.response.time_to_first_chunk")
 MESSAGE: dict[str, Any] = {  # anthropic's own test fixture: cached tokens on top of input
@@ -86,12 +83,11 @@ SCENARIOS: dict[str, tuple[Fault | None, Callable[[Any], None], str | None]] = {
 
 
 class _Traced:
-    """anthropic's tracing into a provider of its own; tooltap into the recorder's."""
+    """anthropic's tracing into the provider tooltap records into (the recorder's)."""
 
-    def __init__(self) -> None:
-        self.exporter = InMemorySpanExporter()
-        self.provider = TracerProvider()
-        self.provider.add_span_processor(SimpleSpanProcessor(self.exporter))
+    def __init__(self, rec: Any) -> None:
+        self.exporter = rec.exporter
+        self.provider = rec.tracer_provider
 
     def client(self, base_url: str, **options: Any) -> anthropic.Anthropic:
         options.setdefault("open_telemetry", {"tracer_provider": self.provider})
@@ -100,7 +96,12 @@ class _Traced:
         )
 
     def last(self) -> ReadableSpan:
-        return self.exporter.get_finished_spans()[-1]
+        """The last span anthropic ended (under its scope, or Vertex's: not tooltap's)."""
+        return [
+            s
+            for s in self.exporter.get_finished_spans()
+            if s.instrumentation_scope is not None and s.instrumentation_scope.name != "tooltap"
+        ][-1]
 
 
 def _anthropics(span: ReadableSpan) -> dict[str, Any]:
@@ -131,7 +132,7 @@ def test_anthropics_attributes_are_the_same_with_tooltap(
     bare_first: Any, sim: Simulator, name: str
 ) -> None:
     fault, scenario, error_type = SCENARIOS[name]
-    traced = _Traced()
+    traced = _Traced(bare_first)
     client = traced.client(sim.anthropic_base_url)
     spans = []
     for instrumented in (False, True):
@@ -176,7 +177,7 @@ class _Cached(QuietHandler):
 
 
 def test_cached_tokens_and_cache_names_are_anthropics(rec: Any) -> None:
-    traced = _Traced()
+    traced = _Traced(rec)
     with serving(_Cached) as url:
         traced.client(url).messages.create(**_request())
     attrs = dict(traced.last().attributes or {})
@@ -200,7 +201,7 @@ def test_tooltaps_own_span_has_one_cache_vocabulary(rec: Any) -> None:
 
 
 def test_vertex_keeps_its_provider_name(rec: Any, sim: Simulator) -> None:
-    traced = _Traced()
+    traced = _Traced(rec)
     client = anthropic.AnthropicVertex(
         region="us-east5",
         project_id="project",
@@ -226,7 +227,7 @@ def test_stop_sequences_and_messages_follow_anthropics_content_mode(
         meter_provider=rec.meter_provider,
         capture_content="SPAN_AND_EVENT",
     )
-    traced = _Traced()
+    traced = _Traced(rec)
     client = traced.client(
         sim.anthropic_base_url,
         open_telemetry={
@@ -254,7 +255,7 @@ def test_stop_sequences_and_messages_follow_anthropics_content_mode(
 
 
 def test_stop_sequences_stay_off_under_tooltaps_default(rec: Any, sim: Simulator) -> None:
-    traced = _Traced()
+    traced = _Traced(rec)
     _unary(traced.client(sim.anthropic_base_url))
     assert "gen_ai.request.stop_sequences" not in dict(traced.last().attributes or {})
     assert "gen_ai.request.temperature" not in dict(traced.last().attributes or {})

@@ -1,4 +1,4 @@
-"""Every attribute of every metric tooltap records is the one README's reference lists."""
+"""Every attribute of every metric tooltap records is the one docs/REFERENCE.md lists."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from tooltap._telemetry import semconv as sc
 from tooltap._telemetry.execution import tool_execution
 from tooltap.simulator import Fault, Simulator
 
-README = Path(__file__).resolve().parents[2] / "README.md"
+REFERENCE = Path(__file__).resolve().parents[2] / "docs" / "REFERENCE.md"
 GROUPS = {
     "op": {
         "gen_ai.operation.name",
@@ -26,8 +26,8 @@ GROUPS = {
 
 
 def documented() -> dict[str, set[str]]:
-    """Metric name -> the attributes its README row lists."""
-    text = README.read_text()
+    """Metric name -> the attributes its row of the Labels table lists."""
+    text = REFERENCE.read_text()
     table = text[text.index("| OpenTelemetry | Prometheus | attributes |") :]
     rows: dict[str, set[str]] = {}
     for line in table.splitlines()[2:]:

@@ -3,8 +3,10 @@
 ``loads`` returns exactly what ``json.loads`` returns: jiter decodes what it accepts
 (it produces the same values), and whatever it refuses (lone surrogate escapes, a BOM,
 UTF-16, nesting deeper than its limit, invalid JSON) goes to ``json.loads``, which
-decides and raises with its own messages. jiter ships with openai and anthropic; the
-core works without it.
+decides and raises with its own messages. Nesting too deep for ``json.loads``'s own
+recursion goes to an iterative decoder (``_deep_json``) that returns the same value, so
+no depth makes valid JSON an error. jiter ships with openai and anthropic; the core
+works without it.
 
 ``RAW_STRING`` matches the body of a JSON string (between its quotes) that is valid on
 its own: the dialects' fast paths keep argument fragments in that escaped form and
@@ -16,6 +18,8 @@ from __future__ import annotations
 import json
 from collections.abc import Callable
 from typing import Any, Final
+
+from ._deep_json import loads as deep_loads
 
 __all__ = [
     "INT",
@@ -49,7 +53,10 @@ def loads(data: bytes) -> Any:
             return _jiter(data, cache_mode="keys")  # (ids, argument text: unbounded variety)
         except ValueError:
             pass
-    return json.loads(data)
+    try:
+        return json.loads(data)
+    except RecursionError:
+        return deep_loads(data.decode(json.detect_encoding(data), "surrogatepass"))
 
 
 def loads_str(text: str) -> Any:
@@ -59,7 +66,10 @@ def loads_str(text: str) -> Any:
             return _jiter(text.encode("utf-8"), cache_mode="keys")
         except ValueError:
             pass
-    return json.loads(text)
+    try:
+        return json.loads(text)
+    except RecursionError:
+        return deep_loads(text)
 
 
 def valid_utf8(raw: bytes) -> bool:

@@ -5,6 +5,10 @@ closure tree, once. The closure is sound for True: ``check(x) is True`` only whe
 jsonschema (Draft 6 to 2020-12) finds no error in ``x``. False means "ask jsonschema":
 it is returned for every invalid instance and for the few valid ones the closures do
 not decide (values of other types than JSON's, an enum holding arrays or objects, NaN).
+
+Every keyword value must have the shape its dialect's metaschema requires (a length a
+whole number >= 0, ``required`` and a ``type`` list without repeats...), so a schema
+``compile_check`` compiles is valid against its metaschema: it needs no ``check_schema``.
 """
 
 from __future__ import annotations
@@ -32,7 +36,7 @@ _ANNOTATIONS: Final[dict[str, type | None]] = {
     "$comment": str,
     "format": str,
     "default": None,
-    "examples": None,
+    "examples": list,
     "deprecated": bool,
     "readOnly": bool,
     "writeOnly": bool,
@@ -46,11 +50,10 @@ _TYPE_NAMES: Final = frozenset(
 #: The exact Python types of decoded JSON values: one handler each in a node's check.
 _JSON_TYPES: Final = frozenset({type(None), bool, str, int, float, list, dict})
 
-#: Keywords whose value is one number (a bound on the value, its length or its size).
-_BOUNDS: Final = frozenset(
-    {"minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum"}
-    | {"minLength", "maxLength", "minItems", "maxItems"}
-)
+#: Keywords whose value is one number (a bound on the value).
+_BOUNDS: Final = frozenset({"minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum"})
+#: Keywords whose value is a whole number >= 0 (a bound on a length or a size).
+_SIZES: Final = frozenset({"minLength", "maxLength", "minItems", "maxItems"})
 
 
 class _Unsupported(Exception):
@@ -136,11 +139,15 @@ class _Keywords:
             if type(value) is not list or any(type(n) is not str for n in value):
                 raise _Unsupported
             self.required = frozenset(value)
+            if len(self.required) != len(value):  # the metaschema wants no repeats
+                raise _Unsupported
         elif key == "additionalProperties":
             self.extra = _node(value)
         elif key == "items":
             self.item = _node(value)  # a list (Draft 7's tuple form) is unsupported
-        elif key in _BOUNDS and (type(value) is int or type(value) is float):
+        elif (key in _BOUNDS and (type(value) is int or type(value) is float)) or (
+            key in _SIZES and type(value) is int and value >= 0
+        ):
             self.bounds[key] = value
         else:
             raise _Unsupported
@@ -179,6 +186,8 @@ def _type_names(value: Any) -> set[str]:
     if type(names) is not list or not names:
         raise _Unsupported
     if any(type(n) is not str or n not in _TYPE_NAMES for n in names):
+        raise _Unsupported
+    if len(set(names)) != len(names):  # the metaschema wants no repeats
         raise _Unsupported
     return set(names)
 

@@ -8,6 +8,7 @@ from typing import Any, Final
 
 from ._json import loads_str
 from .model import Limits, Problem
+from .problems import ProblemKind
 
 __all__ = ["coerce_args", "decode_arguments", "json_incomplete", "may_exceed", "oversized_value"]
 
@@ -125,7 +126,7 @@ def decode_arguments(
     try:
         value = loads_str(text)
     except (ValueError, RecursionError) as exc:  # RecursionError: absurdly deep nesting
-        kind = "truncated_json" if json_incomplete(text) else "invalid_json"
+        kind: ProblemKind = "truncated_json" if json_incomplete(text) else "invalid_json"
         return Problem(kind, index, call_id, str(exc), name, text)
     return coerce_args(value, index=index, call_id=call_id, name=name, raw=text)
 
@@ -145,7 +146,7 @@ def coerce_args(
         return {}
     if isinstance(value, str):
         try:
-            inner = json.loads(value)
+            inner = loads_str(value)
         except (ValueError, RecursionError):
             inner = None
         if isinstance(inner, dict):

@@ -11,15 +11,16 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
-import json
 import re
 import time
 from collections.abc import Mapping
 from email.utils import parsedate_to_datetime
 from typing import Any, Final
 
+from ._json import loads_str
 from .dialects import TABLE
 from .model import ErrorClass, Problem
+from .problems import ERROR_KINDS
 
 __all__ = ["ERROR_TYPES", "classify_error", "classify_problem", "redacted"]
 
@@ -137,11 +138,11 @@ def classify_problem(problem: Problem) -> ErrorClass | None:
     one (``overloaded_error`` -> ``overloaded``...), else ``stream_error_event``;
     ``truncated_stream`` keeps its name.
     """
+    if problem.kind not in ERROR_KINDS:
+        return None
     if problem.kind == "truncated_stream":
         return _make("truncated_stream")
-    if problem.kind != "error_event":
-        return None
-    aws = _AWS_CODES.get(problem.detail.lower())
+    aws = _AWS_CODES.get(problem.detail.lower()) if problem.kind == "error_event" else None
     if aws is not None:
         return _make(aws)
     text = " ".join(t for t in (problem.detail, problem.received) if t)
@@ -294,7 +295,7 @@ class _ErrorBody:
             body = bytes(body).decode("utf-8", "replace")
         if isinstance(body, str):
             try:
-                body = json.loads(body)
+                body = loads_str(body)
             except ValueError:
                 self.message = body[:2000]
                 return

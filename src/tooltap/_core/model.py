@@ -5,7 +5,9 @@ The dialects themselves are in ``dialects.TABLE``."""
 from __future__ import annotations
 
 from dataclasses import MISSING, dataclass, field, fields
-from typing import Any, Final, TypeVar
+from typing import Any, TypeVar
+
+from .problems import PROBLEM_KINDS, ProblemKind
 
 __all__ = [
     "PROBLEM_KINDS",
@@ -51,23 +53,6 @@ def _fast_init(cls: type[_T]) -> type[_T]:
     return cls
 
 
-#: Every ``Problem.kind`` the core can report.
-PROBLEM_KINDS: Final = (
-    "truncated_stream",  # the stream ended before its terminal event
-    "truncated_json",  # a call's arguments stopped mid-JSON
-    "invalid_json",  # a call's arguments are complete but not valid JSON
-    "error_event",  # the provider sent an error inside the stream or body
-    "unexpected_shape",  # an event or body did not have the shape the dialect documents
-    "undeclared_tool",  # the model called a tool the request did not declare
-    "schema_violation",  # the arguments do not satisfy the declared JSON schema
-    "invalid_tool_name",  # the name breaks the providers' rules
-    "oversized_event",  # one SSE event exceeded ``Limits.max_event_bytes``
-    "oversized_arguments",  # one call's arguments exceeded ``Limits.max_argument_bytes``
-    "incomplete_response",  # the provider ended the response early (length, incomplete)
-    "stream_buffered",  # a stream arrived in one burst after a long wait (a buffering proxy)
-)
-
-
 @_fast_init
 @dataclass(frozen=True, slots=True)
 class ToolCall:
@@ -105,7 +90,7 @@ class Problem:
     so nothing is lost, and nothing half-received becomes a call.
     """
 
-    kind: str
+    kind: ProblemKind
     call_index: int | None = None
     call_id: str | None = None
     detail: str = ""

@@ -14,6 +14,7 @@ from .dialects import dialect as dialect_entry
 from .eventstream import EventStreamDecoder, events, looks_like_eventstream
 from .model import Limits, Parsed, Problem, ToolCall
 from .ndjson import NDJSONParser
+from .problems import ProblemKind
 from .sse import SSEEvent, SSEParser
 
 __all__ = [
@@ -289,7 +290,7 @@ class StreamParser:
 
 
 def _framing_problem(detail: str) -> Problem:
-    kind = "oversized_event" if "over the limit" in detail else "unexpected_shape"
+    kind: ProblemKind = "oversized_event" if "over the limit" in detail else "unexpected_shape"
     return Problem(kind, detail=f"event-stream: {detail}")
 
 

@@ -9,11 +9,18 @@ confirmed by a type-exact compare with what was compiled (so an app editing its 
 in place is noticed) without encoding it, and ``_schema_check`` accepts valid arguments
 without jsonschema when the schema keeps to its subset. jsonschema still produces every
 reported error.
+
+Preparing a schema is bounded and kept off the stream. A schema within ``_schema_check``'s
+subset is valid by construction; any other is checked against its metaschema (about 4 µs
+a character, in jsonschema). ``prepare`` compiles a request's schemas when the request is
+sent, and a schema over ``MAX_SCHEMA_CHARS`` is never checked nor compiled (each call of
+that tool gets one ``schema_too_large`` problem); measuring it stops at the limit.
 """
 
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
 from functools import lru_cache
 from typing import Any, Final, NamedTuple
 
@@ -25,8 +32,12 @@ from jsonschema.validators import validator_for
 from ._schema_check import Check, compile_check
 from .dialects import TABLE
 from .model import Problem, RequestInfo, ToolCall
+from .problems import ProblemKind
 
-__all__ = ["validate"]
+__all__ = ["MAX_SCHEMA_CHARS", "prepare", "validate"]
+
+#: Characters of JSON (about) above which a declared schema is not validated.
+MAX_SCHEMA_CHARS: Final = 64 * 1024
 
 _MAX_DETAIL: Final = 500
 _NO_REMOTE: Final = referencing.Registry()
@@ -82,6 +93,10 @@ def validate(call: ToolCall, request_info: RequestInfo) -> list[Problem]:
         return problems
     try:
         compiled, check, _ = _compiled(schema, call.name)
+        if compiled is _TOO_LARGE:
+            detail = f"declared schema of {call.name!r} is over {MAX_SCHEMA_CHARS} characters"
+            _problem(problems, call, "schema_too_large", detail)
+            return problems
         if isinstance(compiled, str):
             detail = f"declared schema of {call.name!r} is invalid: {compiled}"
             _problem(problems, call, "unexpected_shape", detail)
@@ -107,7 +122,18 @@ def validate(call: ToolCall, request_info: RequestInfo) -> list[Problem]:
     return problems
 
 
-def _problem(problems: list[Problem], call: ToolCall, kind: str, detail: str) -> None:
+def prepare(request_info: RequestInfo) -> None:
+    """Compile the request's declared schemas now (when it is sent), not on its stream: each
+    tool name's first (a schema edited under a known name is compiled when first used)."""
+    for name, schema in request_info.tools.items():
+        if schema and name not in _BY_NAME:
+            try:
+                _compiled(schema, name)
+            except Exception:  # noqa: BLE001 - validate reports an unusable schema per call
+                continue
+
+
+def _problem(problems: list[Problem], call: ToolCall, kind: ProblemKind, detail: str) -> None:
     problems.append(Problem(kind, call.index, call.call_id, detail, call.name))
 
 
@@ -123,6 +149,8 @@ def _compiled(schema: dict[str, Any], name: str) -> _Compiled:
     if hint is None or not _unchanged(hint.snapshot, schema):
         hint = _BY_NAME.get(name)
         if hint is None or not _unchanged(hint.snapshot, schema):
+            if _larger(schema, MAX_SCHEMA_CHARS):
+                return _TOO_LARGE_SCHEMA
             hint = _compile(json.dumps(schema, sort_keys=True, default=str))
             _BY_NAME[name] = hint
         _BY_ID[key] = hint
@@ -131,6 +159,39 @@ def _compiled(schema: dict[str, Any], name: str) -> _Compiled:
         if len(_BY_NAME) > _MAX_BY_ID:
             _BY_NAME.clear()
     return hint
+
+
+_TOO_LARGE: Final = "too large"
+_TOO_LARGE_SCHEMA: Final = _Compiled(_TOO_LARGE, None, None)
+
+
+def _larger(schema: Any, limit: int) -> bool:
+    """Whether ``schema`` as JSON is longer than about ``limit`` characters; the walk (depth
+    first, so text is counted early) stops there, so a huge schema costs no more to measure
+    than one at the limit."""
+    size = 0
+    stack: list[Iterator[Any]] = [iter((schema,))]
+    while stack:
+        value = next(stack[-1], _END)
+        if value is _END:
+            stack.pop()
+            continue
+        if isinstance(value, dict):
+            size += 2 + 4 * len(value)  # quotes, colon, comma: then the keys, once bounded
+            if size <= limit:
+                size += sum(len(k) for k in value if isinstance(k, str))
+            stack.append(iter(value.values()))
+        elif isinstance(value, (list, tuple)):
+            size += 2 + len(value)
+            stack.append(iter(value))
+        else:
+            size += len(value) + 2 if isinstance(value, str) else 5
+        if size > limit:
+            return True
+    return False
+
+
+_END: Final = object()
 
 
 def _unchanged(snapshot: Any, schema: dict[str, Any]) -> bool:
@@ -146,12 +207,14 @@ def _compile(text: str) -> _Compiled:
     """A validator, a fast check and a snapshot of the schema in ``text``, or why it is invalid."""
     schema: dict[str, Any] = json.loads(text)
     cls = validator_for(schema, default=Draft202012Validator)
-    try:
-        cls.check_schema(schema)
-    except SchemaError as exc:
-        invalid = _short(f"{exc.message} at {exc.json_path}")
-        return _Compiled(invalid, None, _snapshot(schema))
-    return _Compiled(cls(schema, registry=_NO_REMOTE), compile_check(schema), _snapshot(schema))
+    check = compile_check(schema)
+    if check is None:  # within the subset a schema is valid by construction (_schema_check)
+        try:
+            cls.check_schema(schema)
+        except SchemaError as exc:
+            invalid = _short(f"{exc.message} at {exc.json_path}")
+            return _Compiled(invalid, None, _snapshot(schema))
+    return _Compiled(cls(schema, registry=_NO_REMOTE), check, _snapshot(schema))
 
 
 def _passes(check: Check, args: Any) -> bool:

@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import textwrap
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, TextIO
+from typing import Any, Final, TextIO
 
+from opentelemetry.sdk.metrics.export import InMemoryMetricReader
 from opentelemetry.sdk.trace import ReadableSpan, SpanProcessor
+from opentelemetry.trace import SpanKind
 
 import tooltap
 
@@ -108,7 +111,7 @@ def call_rows(
                 p.name or "?",
                 p.call_id or "(no id)",
                 p.kind,
-                "never a call",
+                "not a call",
             )
         )
     return rows
@@ -123,29 +126,91 @@ def stream_problems(problems: Sequence[tooltap.ToolCallProblem]) -> list[str]:
     ]
 
 
-def print_table(out: TextIO, headers: Sequence[str], rows: Sequence[Sequence[str]]) -> None:
-    """A plain aligned text table."""
+#: The demo's output fits this many columns.
+WIDTH: Final = 100
+
+
+def print_table(
+    out: TextIO,
+    headers: Sequence[str],
+    rows: Sequence[Sequence[str]],
+    *,
+    wrap: Sequence[tuple[int, int]] = (),
+    width: int = WIDTH,
+) -> None:
+    """An aligned text table of at most ``width`` columns: each ``(column, narrowest)`` of
+    ``wrap``, in turn, is narrowed (down to ``narrowest``) and its cells wrapped."""
     widths = [
         max(len(h), *(len(r[i]) for r in rows)) if rows else len(h) for i, h in enumerate(headers)
     ]
-    line = "  ".join(h.ljust(w) for h, w in zip(headers, widths, strict=True))
-    print(line, file=out)
+    excess = sum(widths) + 2 * (len(widths) - 1) - width
+    for i, narrowest in wrap:
+        cut = min(excess, widths[i] - max(narrowest, len(headers[i])))
+        if cut > 0:
+            widths[i] -= cut
+            excess -= cut
+
+    def lines(cells: Sequence[str]) -> None:
+        wrapped = [
+            textwrap.wrap(c, w, break_on_hyphens=False) or [""]
+            for c, w in zip(cells, widths, strict=True)
+        ]
+        for n in range(max(len(c) for c in wrapped)):
+            parts = [
+                (c[n] if n < len(c) else "").ljust(w) for c, w in zip(wrapped, widths, strict=True)
+            ]
+            print("  ".join(parts).rstrip(), file=out)
+
+    lines(headers)
     print("  ".join("-" * w for w in widths), file=out)
     for row in rows:
-        print("  ".join(c.ljust(w) for c, w in zip(row, widths, strict=True)), file=out)
+        lines(row)
 
 
-def inference_summary(spans: Sequence[ReadableSpan]) -> tuple[int, int, int]:
-    """(inference spans, spans with an error, retries) over the run."""
+def legend(out: TextIO, entries: Sequence[tuple[str, str]], width: int = WIDTH) -> None:
+    """One wrapped line per ``(name, meaning)``, indented under the table."""
+    for name, meaning in entries:
+        print(
+            textwrap.fill(
+                f"{name}: {meaning}", width, initial_indent="  ", subsequent_indent="    "
+            ),
+            file=out,
+        )
+
+
+@dataclass(frozen=True)
+class Summary:
+    """The run as its exported metrics count it, and its inference spans."""
+
+    operations: int
+    failed: int
+    retries: int
+    inference_spans: int
+
+
+def summary(reader: InMemoryMetricReader, spans: Sequence[ReadableSpan]) -> Summary:
+    """Model calls, failed ones and retries from the metrics the demo exports
+    (``gen_ai.client.operation.duration``, ``tooltap.retries``); inference spans from its traces."""
+    operations = failed = retries = 0
+    data = reader.get_metrics_data()
+    for resource in data.resource_metrics if data else ():
+        for scope in resource.scope_metrics:
+            if scope.scope.name != sc.INSTRUMENTATION_NAME:
+                continue
+            for metric in scope.metrics:
+                for point in metric.data.data_points:
+                    attrs = point.attributes or {}
+                    if metric.name == sc.OPERATION_DURATION:
+                        count = int(getattr(point, "count", 0))
+                        operations += count
+                        failed += count if sc.ERROR_TYPE in attrs else 0
+                    elif metric.name == sc.RETRIES:
+                        retries += int(getattr(point, "value", 0))
     inference = [
         s
         for s in spans
-        if (s.attributes or {}).get(sc.GEN_AI_OPERATION_NAME) != sc.OPERATION_EXECUTE_TOOL
+        if s.kind is SpanKind.CLIENT
+        and (s.attributes or {}).get(sc.GEN_AI_OPERATION_NAME) != sc.OPERATION_EXECUTE_TOOL
         and (s.attributes or {}).get(sc.GEN_AI_PROVIDER_NAME)
     ]
-    failed = sum(1 for s in inference if (s.attributes or {}).get(sc.ERROR_TYPE))
-    retries = 0
-    for span in inference:
-        resends = (span.attributes or {}).get(sc.HTTP_REQUEST_RESEND_COUNT, 0)
-        retries += resends if isinstance(resends, int) else 0
-    return len(inference), failed, retries
+    return Summary(operations, failed, retries, len(inference))

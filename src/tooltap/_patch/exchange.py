@@ -7,13 +7,13 @@ request; each tap settles the response its own library returns.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping, Sequence
 from contextvars import ContextVar, Token
 from typing import Any, Final
 
 from opentelemetry import context, trace
 
+from .._core._json import loads
 from .._core.dialects import TABLE
 from .._core.errors import classify_error
 from .._core.model import RequestInfo
@@ -71,7 +71,7 @@ def arg(args: Sequence[Any], kwargs: Mapping[str, Any], index: int, name: str) -
 def json_body(body: bytes) -> Any:
     """``body`` as JSON, or None when it is not JSON."""
     try:
-        return json.loads(body)
+        return loads(body)
     except ValueError:
         return None
 

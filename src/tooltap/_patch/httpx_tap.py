@@ -16,6 +16,7 @@ never inside our guards: its exceptions propagate as the same object.
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Callable
 from typing import Any
 
@@ -29,23 +30,37 @@ from .._telemetry.operation import current_operation
 from .._telemetry.settlement import Event
 from .._telemetry.telemetry import get_telemetry
 from .exchange import Exchange, begin, in_send, json_body, request_content
+from .httpx_compat import body_read, check, content_decoder, decodes, replace_decoder
 from .patchset import Patch, PatchSet
 from .tap_proxy import TapAsyncStream, TapSyncStream
 from .tap_stream import TapState
 
 __all__ = ["PATCHES"]
 
+_checked: set[str] = set()  # libraries whose private details were checked
+
+
+def _check_once(response: Any) -> None:
+    """Check the private details of ``response``'s library, the first time it answers."""
+    name = type(response).__module__.partition(".")[0]
+    if name not in _checked:
+        _checked.add(name)
+        module = sys.modules.get(name)
+        if module is not None:
+            check(module)
+
 
 def _responded(exchange: Exchange, response: Any, is_async: bool) -> Any:
     """Settle now or tap the body; always return ``response`` itself."""
     exchange.detach()
+    _check_once(response)
     op, info = exchange.op, exchange.info
     if op.tel is not get_telemetry():  # uninstrumented while the request was sent
         op.report(Event.BODY_ENDED)
         return response
     status = int(response.status_code)
     headers = response.headers
-    read = hasattr(response, "_content")
+    read = body_read(response)
     if not 200 <= status < 300:
         if read:
             error = classify_error(status, headers, response.content)
@@ -73,12 +88,15 @@ def _responded(exchange: Exchange, response: Any, is_async: bool) -> Any:
 
 def _tap(response: Any, state: TapState, is_async: bool) -> Any:
     try:
-        decoder = response._get_content_decoder()  # cached: the one the client will use
+        decoder = content_decoder(response)  # cached: the one the client will use
+    except AttributeError:  # a renamed detail (httpx_compat warned): plain bodies still parse
+        if response.headers.get("content-encoding", "").strip().lower() not in ("", "identity"):
+            state.stop()
     except Exception:  # noqa: BLE001 - the client fails on this body too: nothing to parse
         state.stop()
     else:
-        if type(decoder).__name__ != "IdentityDecoder":  # the client decodes this body
-            response._decoder = state.decoding(decoder)
+        if decodes(decoder):  # the client decodes this body
+            replace_decoder(response, state.decoding(decoder))
     proxy = TapAsyncStream if is_async else TapSyncStream
     response.stream = proxy(response.stream, state)
     return response

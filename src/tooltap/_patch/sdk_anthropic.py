@@ -15,8 +15,11 @@ anthropic >= 2 emits its own ``CLIENT`` "call span" when it has a tracer (an
 provider; see ``anthropic/_tracing.py``, ``get_tracer`` and
 ``start_api_call_span``). It starts that span in ``request`` and passes it down
 as ``_request(..., call=ApiCall(span))``, current during every send. A trace must
-hold one inference span per call, so when ``call.span`` exists tooltap adopts it
-(``Operation(span=...)``) instead of starting its own.
+hold one inference span per call, so when ``call.span`` exists, records, and records
+into tooltap's own provider (``adoptable``) tooltap adopts it (``Operation(span=...)``)
+instead of starting its own. A span of another provider (the global no-op one, when
+the app hands tooltap a provider of its own) is left to anthropic: tooltap's span is
+then the call's inference span.
 
 On that span anthropic's attributes win: tooltap writes only ``tooltap.*`` ones
 there (see :class:`Operation`), and content only when the client's content mode
@@ -44,6 +47,7 @@ from opentelemetry.trace import Span
 
 from .._core.model import ErrorClass
 from .._quietly import quietly
+from .._telemetry.inference_span import adoptable
 from .._telemetry.operation import Operation
 from .._telemetry.telemetry import Telemetry
 from .exchange import arg
@@ -108,7 +112,7 @@ class _AnthropicCall(Call):
     def open(self, tel: Telemetry) -> Operation:
         """Adopt anthropic's span when it has one; otherwise start tooltap's own."""
         span = getattr(self.api_call, "span", None)
-        if span is None or isinstance(span, _HeldSpan):
+        if span is None or isinstance(span, _HeldSpan) or not adoptable(span, tel.tracer):
             return Call.open(self, tel)  # not super(): slots dataclasses break it
         op = _AdoptedOperation(
             tel,

@@ -15,7 +15,8 @@ the SDK fails on is recorded as its failure (``reader_wrappers``).
 Another instrumentation's inference span may already be current for the call:
 ``opentelemetry-instrumentation-openai-v2`` wraps ``Completions.create`` in a CLIENT
 ``chat {model}`` span (its ``opentelemetry.util.genai`` handler, or its legacy tracer).
-A trace must hold one inference span per call, so tooltap adopts that span
+A trace must hold one inference span per call, so tooltap adopts that span, when it
+records into tooltap's own provider,
 (``Operation(span=...)``: attributes, events, links and tool spans go on it, and its
 owner ends it) instead of nesting a second ``chat {model}`` under it. Both still
 record ``gen_ai.client.*`` histograms, each under its own instrumentation scope
@@ -30,9 +31,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from opentelemetry import trace
-from opentelemetry.trace import Span, SpanKind
+from opentelemetry.trace import Span, SpanKind, Tracer
 
 from .._telemetry import semconv as sc
+from .._telemetry.inference_span import adoptable
 from .._telemetry.operation import Operation
 from .._telemetry.telemetry import Telemetry
 from .exchange import arg
@@ -47,10 +49,11 @@ _log = logging.getLogger("tooltap")
 _announced: set[str] = set()
 
 
-def foreign_inference_span() -> Span | None:
-    """The current span when another instrumentation's GenAI inference span (CLIENT, ``chat``)."""
+def foreign_inference_span(tracer: Tracer) -> Span | None:
+    """The current span when another instrumentation's GenAI inference span (CLIENT, ``chat``)
+    recording into the provider of ``tracer`` (tooltap's)."""
     span = trace.get_current_span()
-    if not span.is_recording() or getattr(span, "kind", None) is not SpanKind.CLIENT:
+    if not adoptable(span, tracer) or getattr(span, "kind", None) is not SpanKind.CLIENT:
         return None
     scope = getattr(span, "instrumentation_scope", None)
     name = getattr(scope, "name", None)
@@ -76,7 +79,7 @@ class _OpenAICall(Call):
 
     def open(self, tel: Telemetry) -> Operation:
         """Adopt the current foreign inference span when there is one; else start tooltap's."""
-        span = foreign_inference_span()
+        span = foreign_inference_span(tel.tracer)
         if span is None:
             return Call.open(self, tel)  # not super(): slots dataclasses break it
         return Operation(

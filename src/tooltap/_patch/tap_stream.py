@@ -9,13 +9,13 @@ forked child forgets its parent's.
 
 from __future__ import annotations
 
-import json
 import threading
 import time
 import weakref
 from collections.abc import AsyncGenerator, Callable, Generator, Mapping
 from typing import Any, Final, Literal
 
+from .._core._json import loads
 from .._core.buffering import stream_buffered
 from .._core.errors import classify_error
 from .._core.model import ErrorClass, Problem, RequestInfo, ToolCall
@@ -395,7 +395,7 @@ def _running(generator: object) -> bool:
 
 def _json(body: bytes) -> Any:
     try:
-        return json.loads(body)
+        return loads(body)
     except ValueError:
         return None
 

@@ -16,6 +16,7 @@ from typing import Any, Final, TypeVar
 
 from .._core.dialects import provider_of
 from .._core.model import Parsed, Problem, RequestInfo, ToolCall
+from .._core.problems import UNPARSED_KINDS
 from .._core.results import result_messages
 from .._core.validate import validate
 from ._observe import note_in_doubt, note_replay, observed
@@ -30,10 +31,6 @@ __all__ = ["Turn", "run_turn"]
 
 _log = logging.getLogger("tooltap.runner")
 
-#: Problems of the response parser that leave a call id owed a (error) result.
-_UNPARSED_KINDS: Final = frozenset(
-    {"invalid_json", "truncated_json", "unexpected_shape", "oversized_arguments"}
-)
 #: Polling of a peer's pending ledger entry: first wait, growth, longest wait (seconds).
 _POLL: Final = (0.002, 1.5, 0.05)
 
@@ -112,7 +109,7 @@ def _gather(
         todo = [(c, ()) for c in calls.calls]
         seen: set[str | None] = {c.call_id for c in calls.calls if c.call_id is not None}
         for p in calls.problems:
-            if p.kind in _UNPARSED_KINDS and p.name and (p.call_id not in seen or not p.call_id):
+            if p.kind in UNPARSED_KINDS and p.name and (p.call_id not in seen or not p.call_id):
                 index = p.call_index if p.call_index is not None else len(todo)
                 provider = provider_of(calls.dialect)
                 stub = ToolCall(p.name, {}, provider, p.call_id, index, p.received, calls.dialect)

@@ -52,7 +52,7 @@ class Attempts:
         self.resends = max(self.resends, resend)
         if self._count > 1:
             error_type = self._retry_error.error_type if self._retry_error else sc.ERROR_OTHER
-            self._tel.instruments.retries.add(1, {**self._attributes, sc.ERROR_TYPE: error_type})
+            self._tel.instruments.retry(error_type, self._attributes)
         self._retry_error = None
 
     def failed(self, error: ErrorClass) -> None:
@@ -66,14 +66,7 @@ class Attempts:
         if error.retry_after is not None:
             event[sc.TOOLTAP_RETRY_AFTER] = error.retry_after
         self._out.event(sc.EVENT_ATTEMPT_FAILED, event)
-        self._tel.instruments.provider_errors.add(
-            1,
-            {
-                **self._attributes,
-                sc.ERROR_TYPE: error.error_type,
-                sc.TOOLTAP_RETRYABLE: error.retryable,
-            },
-        )
+        self._tel.instruments.provider_error(error.error_type, error.retryable, self._attributes)
         self._retry_error = error
         self.failure = error
 
@@ -81,8 +74,6 @@ class Attempts:
         """The first body chunk of a streamed response arrived (recorded once per operation)."""
         if not self._ttfc_recorded:
             self._ttfc_recorded = True
-            self._tel.instruments.time_to_first_chunk.record(
-                time.monotonic() - self.started,
-                self._attributes,
-                context=self._out.context(),
+            self._tel.instruments.first_chunk(
+                time.monotonic() - self.started, self._attributes, self._out.context()
             )

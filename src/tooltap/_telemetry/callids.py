@@ -19,6 +19,8 @@ from collections import OrderedDict
 from collections.abc import Mapping
 from typing import Any, TypeVar
 
+from .._core._deep_json import dumps
+
 __all__ = ["Bounded", "call_key", "canonical"]
 
 _K = TypeVar("_K")
@@ -44,7 +46,9 @@ def canonical(args: Mapping[str, Any] | None) -> str:
     """Arguments as canonical JSON (sorted keys, no spaces)."""
     try:
         return json.dumps(args or {}, sort_keys=True, separators=(",", ":"), default=str)
-    except (TypeError, ValueError, RecursionError):
+    except RecursionError:  # nested deeper than the C encoder goes
+        return dumps(args or {}, sort_keys=True)
+    except (TypeError, ValueError):
         return repr(args)
 
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import Protocol
 
 from .._core.model import Problem, RequestInfo, ToolCall
+from .._core.problems import CALL_OUTCOME_KINDS
 from .._core.validate import validate
 from . import semconv as sc
 from .correlate import OpenCall, Scope
@@ -20,8 +21,6 @@ from .response import problem_event, replayed
 from .telemetry import Telemetry
 
 __all__ = ["Calls"]
-
-_CALL_OUTCOMES = ("undeclared_tool", "invalid_tool_name", "schema_violation")
 
 
 class _Operation(Protocol):
@@ -84,7 +83,7 @@ class Calls:
             outcome = sc.RESULT_OK
             problems = validate(call, info) if info is not None else None
             if problems:
-                outcome = next((p.kind for p in problems if p.kind in _CALL_OUTCOMES), outcome)
+                outcome = next((p.kind for p in problems if p.kind in CALL_OUTCOME_KINDS), outcome)
                 for problem in problems:
                     problem_event(tel, self._out, problem)
                     tel.listeners.emit(
@@ -121,15 +120,7 @@ class Calls:
             counts[label, outcome] = counts.get((label, outcome), 0) + 1
         self._counts = []
         for (label, outcome), count in counts.items():
-            self._op.tel.instruments.tool_calls.add(
-                count,
-                {
-                    sc.GEN_AI_OPERATION_NAME: sc.OPERATION_EXECUTE_TOOL,
-                    sc.GEN_AI_PROVIDER_NAME: self._op.provider,
-                    sc.GEN_AI_TOOL_NAME: label,
-                    sc.TOOLTAP_OUTCOME: outcome,
-                },
-            )
+            self._op.tel.instruments.tool_call(count, self._op.provider, label, outcome)
 
     def responded(self, response_id: str | None) -> None:
         """The response (``response_id``) is settled: tell the lifecycle, or, while the SDK
@@ -168,14 +159,7 @@ class Calls:
                 label = op.tel.tool_names.label(call.name, declared)
                 counts[label] = counts.get(label, 0) + 1
         for label, count in counts.items():
-            op.tel.instruments.tool_calls.add(
-                count,
-                {
-                    sc.GEN_AI_PROVIDER_NAME: op.provider,
-                    sc.GEN_AI_TOOL_NAME: label,
-                    sc.TOOLTAP_OUTCOME: sc.RESULT_NOT_DELIVERED,
-                },
-            )
+            op.tel.instruments.tool_call(count, op.provider, label, sc.RESULT_NOT_DELIVERED)
         if end_opened:
             opened = [e for e in self.opened if e.span is not None]
             self._undelivered.update(opened)
@@ -189,15 +173,7 @@ class Calls:
         op = self._op
         declared = op.request_info.tools if op.request_info is not None else None
         label = op.tel.tool_names.label(problem.name, declared)
-        op.tel.instruments.tool_calls.add(
-            1,
-            {
-                sc.GEN_AI_OPERATION_NAME: sc.OPERATION_EXECUTE_TOOL,
-                sc.GEN_AI_PROVIDER_NAME: op.provider,
-                sc.GEN_AI_TOOL_NAME: label,
-                sc.TOOLTAP_OUTCOME: problem.kind,
-            },
-        )
+        op.tel.instruments.tool_call(1, op.provider, label, problem.kind)
         entry = op.tel.lifecycle.broken(
             problem,
             parent=self._out.span,

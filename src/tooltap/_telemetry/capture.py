@@ -11,8 +11,9 @@ from typing import Any
 
 from .._core.model import Parsed
 from . import semconv as sc
-from .content import input_messages, output_messages, to_json, tool_definitions
+from .content import input_messages, output_messages, tool_definitions
 from .inference_span import InferenceSpan
+from .sanitize import Sanitizer
 from .telemetry import Telemetry
 
 __all__ = ["capture_request", "capture_response"]
@@ -31,7 +32,9 @@ def capture_request(
     _record(tel, out, attributes, sc.GEN_AI_INPUT_MESSAGES, input_messages(dialect, body))
     definitions = tool_definitions(dialect, body)
     if definitions and tel.config.content_on_span:
-        out.set(sc.GEN_AI_TOOL_DEFINITIONS, to_json(definitions))
+        clean = Sanitizer()
+        out.set(sc.GEN_AI_TOOL_DEFINITIONS, clean.json(definitions))
+        out.truncated(clean.truncated)
 
 
 def capture_response(
@@ -53,12 +56,15 @@ def _record(
     key: str,
     messages: list[dict[str, Any]],
 ) -> None:
+    clean = Sanitizer()
+    value = clean.json(messages)
     if tel.config.content_on_span and out.owns(key):
-        out.set(key, to_json(messages))
+        out.set(key, value)
+        out.truncated(clean.truncated)
     events = tel.events
     if events is not None:
         events.emit(
             event_name=sc.EVENT_INFERENCE_DETAILS,
-            attributes={**attributes, key: to_json(messages)},
+            attributes=clean.count({**attributes, key: value}),
             context=out.context(),
         )

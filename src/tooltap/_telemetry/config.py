@@ -1,9 +1,12 @@
 """Instrumentation options: ``tooltap.Config`` and the checks on ``instrument()``'s options.
 
-A misspelt or invalid option never breaks the app: it is warned about
-(``warnings.warn`` naming the option, with the closest known name, and a log
-record) and the default applies. In strict mode (``TOOLTAP_STRICT_CONFIG=1``, or
-``instrument(strict=True)``) the same finding raises ``ConfigError`` instead.
+A misspelt or invalid option never breaks the app: it is warned about once
+(``warnings.warn`` naming the option, with the closest known name; also a log record
+when the app's logging has a handler, so that Python's last-resort handler never prints
+it a second time) and the default applies. Each option is checked on its own, for type
+and range. In strict mode (``TOOLTAP_STRICT_CONFIG=1``, or ``instrument(strict=True)``)
+the same finding raises ``ConfigError`` instead. Every option also reads a
+``TOOLTAP_*`` variable (``config_env``), checked the same way.
 """
 
 from __future__ import annotations
@@ -15,13 +18,14 @@ import math
 import os
 import sys
 import warnings
-from collections.abc import Collection, Iterator, Mapping
+from collections.abc import Callable, Collection, Iterator, Mapping
 from contextlib import contextmanager
 from contextvars import ContextVar
-from dataclasses import dataclass, field, fields, replace
+from dataclasses import MISSING, dataclass, field, fields, replace
 from typing import Any, Final, Literal, get_args
 
 from .._core.model import Limits
+from .config_env import LIMIT_VARIABLES, environment_options, variable
 from .export import export_requested
 
 __all__ = [
@@ -33,9 +37,12 @@ __all__ = [
     "Config",
     "ConfigError",
     "capture_mode_from",
+    "changes",
     "check_names",
+    "environ_given",
     "reject",
     "strict_mode",
+    "variables",
 ]
 
 _log = logging.getLogger("tooltap")
@@ -76,7 +83,8 @@ def reject(message: str) -> None:
     if _is_strict():
         raise ConfigError(message)
     warnings.warn(message, stacklevel=_callers_level())
-    _log.warning("%s", message)
+    if _log.hasHandlers():  # else the last-resort handler would print it a second time
+        _log.warning("%s", message)
 
 
 _OWN_FILES: Final = (os.path.dirname(os.path.dirname(__file__)), "<")
@@ -167,6 +175,10 @@ class Config:
     stream_buffered_wait: float = 2.0
     #: Events the first read of a ``stream_buffered`` stream carries, at least.
     stream_buffered_events: int = 8
+    #: Adopt an agent framework's own tool span (pydantic-ai, OpenInference's LangChain
+    #: instrumentor) as a call's ``execute_tool`` span instead of emitting a second one.
+    #: None reads ``$TOOLTAP_ADOPT_TOOL_SPANS`` (default on).
+    adopt_tool_spans: bool | None = None
 
     #: Host patterns observed (``fnmatch``, e.g. ``"*.openai.azure.com"``; one with a ``/``
     #: matches ``host/path``); empty: every host (gateways, self-hosted proxies).
@@ -180,25 +192,15 @@ class Config:
     output_tools: tuple[str, ...] = ("final_result", "final_result_*", "final_answer")
 
     def __post_init__(self) -> None:
-        if self.capture_content is not None:
-            mode = _capture_mode(self.capture_content)
-            if mode is None:
-                reject(
-                    f"tooltap: invalid capture_content={self.capture_content!r}, using NO_CONTENT "
-                    f"(one of {', '.join(CAPTURE_MODES)})"
-                )
-                mode = "NO_CONTENT"
-            object.__setattr__(self, "capture_content", mode)
-        for name in _NUMBERS:
+        for name, (check, wanted) in _CHECKS.items():
             value = getattr(self, name)
-            real = name in _SECONDS
-            number = _non_negative(value, integral=not real)
-            if number is None:
-                fallback = _DEFAULTS[name]
-                reject(f"tooltap: invalid {name}={value!r}, using {fallback}")
-                number = fallback
-            object.__setattr__(self, name, number if real else int(number))
-        if not isinstance(self.limits, Limits):
+            checked = check(value)
+            if checked is _INVALID:
+                checked = _FALLBACKS[name]
+                reject(f"tooltap: invalid {name}={value!r}, using {checked!r} ({wanted})")
+            if checked is not value:
+                object.__setattr__(self, name, checked)
+        if not _valid_limits(self.limits):
             limits = self.limits
             reject(f"tooltap: limits must be a tooltap.core.Limits, got {limits!r}; using defaults")
             object.__setattr__(self, "limits", Limits())
@@ -251,10 +253,48 @@ class Config:
         environ: Mapping[str, str] | None = None,
         base: Config | None = None,
     ) -> Config:
-        """``base`` (else the defaults) with the Config fields among ``options``, resolved."""
+        """``base`` (else the defaults) with the Config fields among ``options``, then the
+        ``TOOLTAP_*`` variables for the options left at their default, resolved."""
         given = {k: v for k, v in options.items() if k in OPTION_NAMES}
         config = replace(base, **given) if base is not None else cls(**given)
-        return config.resolved(environ)
+        env = os.environ if environ is None else environ
+        skip = set(given) | {f for f in OPTION_NAMES if getattr(config, f) != _DEFAULTS[f]}
+        found = environ_given(env, skip)
+        return (replace(config, **found) if found else config).resolved(env)
+
+
+def changes(active: Config, wanted: Config) -> dict[str, str]:
+    """The options ``wanted`` sets differently: name -> ``name=wanted (active: value)``."""
+    return {
+        f.name: f"{f.name}={getattr(wanted, f.name)!r} (active: {getattr(active, f.name)!r})"
+        for f in fields(Config)
+        if getattr(wanted, f.name) != getattr(active, f.name)
+    }
+
+
+def variables(names: Collection[str]) -> list[str]:
+    """The ``TOOLTAP_*`` variables of the options ``names``."""
+    found: list[str] = []
+    for name in names:
+        found += list(LIMIT_VARIABLES.values()) if name == "limits" else [variable(name)]
+    return found
+
+
+def environ_given(environ: Mapping[str, str], skip: Collection[str] = ()) -> dict[str, Any]:
+    """The options the ``TOOLTAP_*`` variables set (but those in ``skip``), each checked; an
+    invalid one warns naming its variable (strictly, raises) and is left out."""
+    parsed, limit_fields = environment_options(environ, skip, reject)
+    found: dict[str, Any] = {}
+    for name, (var, value) in parsed.items():
+        check, wanted = _CHECKS.get(name, (_as_is, ""))
+        checked = check(value)
+        if checked is _INVALID:
+            reject(f"tooltap: invalid {var}={value!r}, using {_FALLBACKS[name]!r} ({wanted})")
+        else:
+            found[name] = checked
+    if limit_fields:
+        found["limits"] = replace(Limits(), **limit_fields)
+    return found
 
 
 def _match(host: str, full: str, pattern: str) -> bool:
@@ -279,21 +319,88 @@ def _names(value: object) -> tuple[str, ...]:
     return ()
 
 
-def _non_negative(value: object, *, integral: bool) -> float | None:
-    """``value`` as a number >= 0 (finite if ``integral``), or None."""
-    try:
-        number = float(value)  # type: ignore[arg-type]  # anything float() takes
-    except (TypeError, ValueError):
-        return None
-    if math.isnan(number) or number < 0 or (integral and math.isinf(number)):
-        return None
-    return number
+class _Invalid:
+    """What a check returns for a value the option refuses."""
 
 
-_SECONDS: Final = ("orphan_timeout", "stream_buffered_wait")
-_NUMBERS: Final = (
-    *_SECONDS, "tool_name_cap", "max_open_calls", "call_id_memory", "stream_buffered_events",
-)  # fmt: skip
-_DEFAULTS: Final[Mapping[str, Any]] = {f.name: f.default for f in fields(Config)}
+_INVALID: Final = _Invalid()
+
+
+def _as_is(value: object) -> object:
+    return value
+
+
+def _number(value: object) -> float | None:
+    """``value`` if it is an int or a float (a bool is neither here), else None."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return None
+    return value
+
+
+def _seconds(value: object) -> object:
+    """A number of seconds >= 0 (infinity: never), as a float."""
+    number = _number(value)
+    if number is None or math.isnan(number) or number < 0:
+        return _INVALID
+    return float(number)
+
+
+def _count(value: object) -> object:
+    """A whole number >= 0 (``3.0`` counts as 3), as an int."""
+    number = _number(value)
+    if number is None or not math.isfinite(number) or number < 0:
+        return _INVALID
+    if isinstance(number, float) and not number.is_integer():
+        return _INVALID
+    return int(number)
+
+
+def _capture(value: object) -> object:
+    return None if value is None else (_capture_mode(value) or _INVALID)
+
+
+def _flag(value: object) -> object:
+    return value if value is None or isinstance(value, bool) else _INVALID
+
+
+def _port(value: object) -> object:
+    if value is None:
+        return None
+    return value if type(value) is int and 0 <= value <= 65535 else _INVALID
+
+
+def _host(value: object) -> object:
+    if value is None:
+        return None
+    return value.strip() if isinstance(value, str) and value.strip() else _INVALID
+
+
+def _valid_limits(limits: object) -> bool:
+    return isinstance(limits, Limits) and all(
+        type(v) is int and v > 0 for v in (limits.max_event_bytes, limits.max_argument_bytes)
+    )
+
+
+#: Each option's own check (value -> the value to keep, or ``_INVALID``) and what it wants.
+_CHECKS: Final[Mapping[str, tuple[Callable[[object], object], str]]] = {
+    "capture_content": (_capture, f"one of {', '.join(CAPTURE_MODES)}"),
+    "orphan_timeout": (_seconds, "seconds >= 0"),
+    "tool_name_cap": (_count, "a whole number >= 0"),
+    "max_open_calls": (_count, "a whole number >= 0"),
+    "max_open_bytes": (_count, "a whole number of bytes >= 0"),
+    "call_id_memory": (_count, "a whole number >= 0"),
+    "export": (_flag, "True, False or None"),
+    "adopt_tool_spans": (_flag, "True, False or None"),
+    "prometheus_port": (_port, "a port number 0-65535 (0: a free one) or None"),
+    "prometheus_host": (_host, "an address such as 127.0.0.1, or None"),
+    "stream_buffered_wait": (_seconds, "seconds >= 0"),
+    "stream_buffered_events": (_count, "a whole number >= 0"),
+}
+_DEFAULTS: Final[Mapping[str, Any]] = {
+    f.name: f.default_factory() if f.default is MISSING else f.default  # type: ignore[operator]
+    for f in fields(Config)
+}
+#: What an invalid value is replaced by: the default (an invalid capture mode: none).
+_FALLBACKS: Final[Mapping[str, Any]] = {**_DEFAULTS, "capture_content": "NO_CONTENT"}
 #: The ``Config`` fields, each also a keyword option of ``instrument()``.
 OPTION_NAMES: Final = frozenset(f.name for f in fields(Config))

@@ -11,10 +11,10 @@ text of the body: a whole JSON body, or the text a stream's events carried
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
 from typing import Any
 
+from .._core._json import loads
 from .._core.dialects import TABLE, Message, Part
 from .._core.eventstream import EventStreamDecoder, looks_like_eventstream
 from .._core.eventstream import events as eventstream_events
@@ -23,14 +23,7 @@ from .._core.ndjson import NDJSONParser
 from .._core.sse import SSEParser
 from .semconv import finish_reason
 
-__all__ = ["input_messages", "output_messages", "to_json"]
-
-
-def to_json(value: Any) -> str:
-    """Compact JSON (non-ASCII kept); strings pass through as they are."""
-    if isinstance(value, str):
-        return value
-    return json.dumps(value, ensure_ascii=False, separators=(",", ":"), default=str)
+__all__ = ["input_messages", "output_messages"]
 
 
 def input_messages(dialect: str, body: Any) -> list[Message]:
@@ -69,7 +62,7 @@ def _event_data(raw: bytes) -> list[Mapping[str, Any]]:
     out: list[Mapping[str, Any]] = []
     for event in decoded:
         try:
-            data = json.loads(event.data)
+            data = loads(event.data)
         except ValueError:
             continue
         if isinstance(data, Mapping):

@@ -22,8 +22,8 @@ from opentelemetry.trace import Span, Status, StatusCode
 from .._core.model import ToolCall
 from .._quietly import report
 from . import semconv as sc
-from .content import to_json
 from .conversation import current_conversation
+from .sanitize import Sanitizer
 from .telemetry import Telemetry, get_telemetry
 
 if TYPE_CHECKING:
@@ -114,19 +114,13 @@ class Execution:
                 span.set_attribute(sc.ERROR_TYPE, entry.handler_error)
                 span.set_status(Status(StatusCode.ERROR, entry.handler_error))
             if self._capture:
-                span.set_attribute(sc.GEN_AI_TOOL_CALL_RESULT, to_json(output))
+                clean = Sanitizer()
+                result = clean.json(output)
+                span.set_attributes(clean.count({sc.GEN_AI_TOOL_CALL_RESULT: result}))
             if self._instruments is not None:
-                attributes = {
-                    sc.GEN_AI_OPERATION_NAME: sc.OPERATION_EXECUTE_TOOL,
-                    sc.GEN_AI_PROVIDER_NAME: entry.provider,
-                    sc.GEN_AI_TOOL_NAME: entry.label,
-                    sc.GEN_AI_TOOL_TYPE: sc.TOOL_TYPE_FUNCTION,
-                }
-                if is_error:
-                    attributes[sc.ERROR_TYPE] = entry.handler_error or sc.ERROR_TOOL
-                self._instruments.execute_tool_duration.record(
-                    duration, attributes, context=trace.set_span_in_context(span)
-                )
+                error = (entry.handler_error or sc.ERROR_TOOL) if is_error else None
+                context = trace.set_span_in_context(span)
+                self._instruments.execution(duration, entry.provider, entry.label, error, context)
         except Exception as exc:  # noqa: BLE001
             _report(exc)
 

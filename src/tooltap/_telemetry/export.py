@@ -20,12 +20,13 @@ import logging
 import os
 import threading
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final
 from urllib.parse import urlsplit
 
 from .._forks import new_lock
+from . import exporter_hints
 
 __all__ = [
     "EXPORT_ENV",
@@ -94,13 +95,15 @@ def private_providers(
     prometheus_port: int | None = None,
     prometheus_host: str | None = None,
     environ: Mapping[str, str] | None = None,
+    readers: Sequence[Any] = (),
 ) -> tuple[Any | None, Any | None]:
     """SDK providers for tooltap alone, from ``OTEL_*``; never set globally, never raises.
 
     ``(tracer_provider, meter_provider)``, None for a signal with nothing to export to.
     ``prometheus_port`` (else env ``TOOLTAP_PROMETHEUS_PORT``; 0 picks a free port) opens
     ``/metrics`` on ``prometheus_host`` (else env ``TOOLTAP_PROMETHEUS_HOST``, else
-    127.0.0.1; ``0.0.0.0`` to be scraped from another host or container).
+    127.0.0.1; ``0.0.0.0`` to be scraped from another host or container). ``readers``:
+    metric readers of the caller's (the demo's in-memory one) beside the exporters.
     """
     env = os.environ if environ is None else environ
     try:
@@ -110,7 +113,7 @@ def private_providers(
                 return None, None
             port = _prometheus_port(prometheus_port, env)
             host = prometheus_host or env.get(PROMETHEUS_HOST_ENV) or "127.0.0.1"
-            return _build_tracer_provider(env), _build_meter_provider(env, port, host)
+            return _build_tracer_provider(env), _build_meter_provider(env, port, host, readers)
     except Exception:  # noqa: BLE001 - never break the host app
         _log.warning("tooltap: could not set up exporters", exc_info=True)
         return None, None
@@ -124,6 +127,7 @@ def check_endpoints(environ: Mapping[str, str] | None = None) -> list[str]:
     Returns the warnings (for tests).
     """
     env = os.environ if environ is None else environ
+    exporter_hints.install()  # and what the exporters' own errors mean, once they log them
     found: list[str] = []
     for signal in ("traces", "metrics"):
         upper = signal.upper()
@@ -299,9 +303,11 @@ def _build_tracer_provider(env: Mapping[str, str]) -> Any | None:
     return provider
 
 
-def _build_meter_provider(env: Mapping[str, str], port: int | None, host: str) -> Any | None:
+def _build_meter_provider(
+    env: Mapping[str, str], port: int | None, host: str, extra: Sequence[Any]
+) -> Any | None:
     want_otlp = _otlp_wanted(env, "metrics")
-    if not want_otlp and port is None:
+    if not want_otlp and port is None and not extra:
         return None
     try:
         from opentelemetry.sdk.metrics import MeterProvider
@@ -309,7 +315,7 @@ def _build_meter_provider(env: Mapping[str, str], port: int | None, host: str) -
     except ImportError:
         _log.warning("tooltap: metric export needs the OpenTelemetry SDK: %s", _EXTRA_HINT)
         return None
-    readers: list[MetricReader] = []
+    readers: list[MetricReader] = list(extra)
     exporter = _otlp_exporter(env, "metrics") if want_otlp else None
     if exporter is not None:
         readers.append(PeriodicExportingMetricReader(exporter))

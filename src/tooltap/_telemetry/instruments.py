@@ -12,14 +12,17 @@ import weakref
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from opentelemetry.context import Context
 from opentelemetry.metrics import CallbackOptions, Histogram, Meter, Observation
 
 from .._forks import OwnedLock
 from . import semconv as sc
+from .sanitize import NAME_CHARS, text
 
 __all__ = ["Instruments", "Tally", "ToolNames"]
 
 _Key = frozenset[tuple[str, Any]]
+Attributes = Mapping[str, Any]
 
 
 class Tally:
@@ -65,7 +68,15 @@ def _tally(meter: Meter, name: str) -> Tally:
 
 
 class Instruments:
-    """Every tooltap instrument, created once per ``instrument()`` from one meter."""
+    """Every tooltap instrument, created once per ``instrument()`` from one meter.
+
+    Each metric's attribute set is built here, in its recording method, and nowhere else:
+    ``operation`` is the operation's own attributes (``gen_ai.operation.name``,
+    ``gen_ai.provider.name``, the model, the server), which every inference metric
+    carries; every tool metric carries ``gen_ai.operation.name=execute_tool``,
+    ``gen_ai.provider.name`` and ``gen_ai.tool.name`` (a declared name, or ``_undeclared``
+    / ``_other``).
+    """
 
     __slots__ = (
         "execute_tool_duration",
@@ -109,6 +120,81 @@ class Instruments:
         self.forced_tool_choice = counter(sc.FORCED_TOOL_CHOICE)
         self.internal_errors = counter(sc.INTERNAL_ERRORS)
 
+    # --- inference metrics: the operation's attributes, plus the metric's own -------------
+
+    def operation(self, duration: float, operation: Attributes, context: Context | None) -> None:
+        """``gen_ai.client.operation.duration`` (``operation`` has ``error.type`` if it failed)."""
+        self.operation_duration.record(duration, operation, context=context)
+
+    def tokens(self, count: int, kind: str, operation: Attributes, context: Context | None) -> None:
+        """``gen_ai.client.token.usage`` of one ``gen_ai.token.type``."""
+        self.token_usage.record(count, {**operation, sc.GEN_AI_TOKEN_TYPE: kind}, context=context)
+
+    def first_chunk(self, wait: float, operation: Attributes, context: Context | None) -> None:
+        """``gen_ai.client.operation.time_to_first_chunk``."""
+        self.time_to_first_chunk.record(wait, operation, context=context)
+
+    def retry(self, error_type: str, operation: Attributes) -> None:
+        """``tooltap.retries``, by the failed attempt's ``error.type``."""
+        self.retries.add(1, {**operation, sc.ERROR_TYPE: error_type})
+
+    def provider_error(self, error_type: str, retryable: bool, operation: Attributes) -> None:
+        """``tooltap.provider.errors``, by ``error.type`` and ``tooltap.retryable``."""
+        self.provider_errors.add(
+            1, {**operation, sc.ERROR_TYPE: error_type, sc.TOOLTAP_RETRYABLE: retryable}
+        )
+
+    def stream_problem(self, kind: str, operation: Attributes) -> None:
+        """``tooltap.stream.problems``, by ``tooltap.problem.kind``."""
+        self.stream_problems.add(1, {**operation, sc.TOOLTAP_PROBLEM_KIND: kind})
+
+    def forced_choice(self, honored: bool, operation: Attributes) -> None:
+        """``tooltap.forced_tool_choice``, by ``tooltap.honored``."""
+        self.forced_tool_choice.add(1, {**operation, sc.TOOLTAP_HONORED: honored})
+
+    # --- tool metrics ----------------------------------------------------------------------
+
+    def tool_call(self, count: int, provider: str, tool: str, outcome: str) -> None:
+        """``tooltap.tool_calls``, by ``tooltap.outcome`` (delivered, broken or not delivered)."""
+        self.tool_calls.add(count, {**_tool(provider, tool), sc.TOOLTAP_OUTCOME: outcome})
+
+    def tool_result(
+        self, provider: str, tool: str, result: str, duration: float | None = None
+    ) -> None:
+        """``tooltap.tool_results`` by ``tooltap.result``; with ``duration``, also
+        ``tooltap.tool_call.duration`` (received to answered) with the same attributes."""
+        attributes = {**_tool(provider, tool), sc.TOOLTAP_RESULT: result}
+        self.tool_results.add(1, attributes)
+        if duration is not None:
+            self.tool_call_duration.record(duration, attributes)
+
+    def execution(
+        self,
+        duration: float,
+        provider: str,
+        tool: str,
+        error_type: str | None,
+        context: Context | None,
+    ) -> None:
+        """``gen_ai.execute_tool.duration`` of a handler run (``error.type`` if it failed)."""
+        attributes = {**_tool(provider, tool), sc.GEN_AI_TOOL_TYPE: sc.TOOL_TYPE_FUNCTION}
+        if error_type is not None:
+            attributes[sc.ERROR_TYPE] = error_type
+        self.execute_tool_duration.record(duration, attributes, context=context)
+
+    def internal_error(self, component: str) -> None:
+        """``tooltap.internal_errors``, by ``tooltap.component``."""
+        self.internal_errors.add(1, {sc.TOOLTAP_COMPONENT: component})
+
+
+def _tool(provider: str, tool: str) -> dict[str, Any]:
+    """What every tool metric carries."""
+    return {
+        sc.GEN_AI_OPERATION_NAME: sc.OPERATION_EXECUTE_TOOL,
+        sc.GEN_AI_PROVIDER_NAME: provider,
+        sc.GEN_AI_TOOL_NAME: tool,
+    }
+
 
 class ToolNames:
     """Tool names as metric attribute values: declared names only, at most ``cap`` of them.
@@ -129,9 +215,9 @@ class ToolNames:
         if not name or declared is None or name not in declared:
             return sc.UNDECLARED_TOOL
         if name in self._seen:
-            return name
+            return text(name, NAME_CHARS)
         with self._lock:
             if len(self._seen) >= self._cap:
                 return sc.OTHER_TOOL
             self._seen.add(name)
-        return name
+        return text(name, NAME_CHARS)

@@ -26,6 +26,9 @@ call never fully arrived: no span, but it is open (spanless) so that a result fo
 counts as ``ok``/``error``, not ``unknown_call``; it expires silently. Listeners get no
 ``ToolCallReceived`` for a broken call (it is not a call to run).
 
+While an agent framework that traces its own tools is hooked, the span is pending
+(``pending_span``): a framework's span for the call may be adopted instead.
+
 A forked child starts with empty tables and a fresh lock. A retired lifecycle (its
 ``Telemetry`` uninstrumented) ends at once, as orphaned, every call that still reaches it
 (a response tapped just before ``uninstrument()``): nothing is left open in it.
@@ -40,24 +43,24 @@ from typing import Any, Final
 
 from opentelemetry import trace
 from opentelemetry.context import Context
-from opentelemetry.trace import Span, SpanContext, SpanKind, Status, StatusCode, Tracer
+from opentelemetry.trace import Span, SpanContext, Status, StatusCode, Tracer
 
 from .._core.dialects import provider_of
 from .._core.model import ModelTurn, Problem, ToolCall, ToolResultRef
+from .._core.problems import BROKEN_CALL_KINDS
 from .._forks import OwnedLock, in_child
 from . import semconv as sc
 from .callids import Bounded, call_key
 from .config import Config
-from .content import to_json
 from .conversation import current_conversation
 from .correlate import Answered, Identity, OpenCall, OpenCalls, Scope, Wanted, moved_past
 from .instruments import Instruments, ToolNames
 from .listeners import Listeners, ToolCallReceived, ToolResultSent
+from .pending_span import adopted_result, adoption_on, context_of, start_tool_span
+from .sanitize import Sanitizer
 
-__all__ = ["BROKEN_CALL_KINDS", "Lifecycle", "OpenCall"]
+__all__ = ["Lifecycle", "OpenCall"]
 
-#: Problems of a call that arrived whole but unusable: the call gets its span.
-BROKEN_CALL_KINDS: Final = frozenset({"invalid_json", "unexpected_shape", "oversized_arguments"})
 _CONVERSATION_CHARS: Final = 256
 #: The turn of a result whose call the request does not show: later than any.
 _LATER: Final = 1 << 62
@@ -84,6 +87,8 @@ class Lifecycle:
         self._content = config.content_on_span
         self._orphan_timeout = config.orphan_timeout
         self._limits = (config.max_open_calls, config.max_open_bytes, config.call_id_memory)
+        #: A framework's tool span may become a call's span (``foreign_tool_span``).
+        self.adopts = adoption_on(config)
         self._retired = False
         self._reset()
         _lifecycles.add(self)
@@ -131,9 +136,11 @@ class Lifecycle:
         ctx = context
         if ctx is None and parent is not None:
             ctx = trace.set_span_in_context(parent)
+        clean = Sanitizer()
+        name = clean.name(call.name)
         attributes: dict[str, Any] = {
             sc.GEN_AI_OPERATION_NAME: sc.OPERATION_EXECUTE_TOOL,
-            sc.GEN_AI_TOOL_NAME: call.name,
+            sc.GEN_AI_TOOL_NAME: name,
             sc.GEN_AI_TOOL_TYPE: sc.TOOL_TYPE_FUNCTION,
             sc.GEN_AI_PROVIDER_NAME: provider,
             sc.TOOLTAP_OUTCOME: outcome,
@@ -141,20 +148,21 @@ class Lifecycle:
         if call.index >= 0:
             attributes[sc.TOOLTAP_TOOL_CALL_INDEX] = call.index
         if call.call_id is not None:
-            attributes[sc.GEN_AI_TOOL_CALL_ID] = call.call_id
+            attributes[sc.GEN_AI_TOOL_CALL_ID] = clean.id(call.call_id)
         if conversation is not None:
-            attributes[sc.GEN_AI_CONVERSATION_ID] = conversation
+            attributes[sc.GEN_AI_CONVERSATION_ID] = clean.id(conversation)
         if broken:
             attributes[sc.ERROR_TYPE] = outcome
         if self._content:
-            arguments = call.raw_arguments if broken else to_json(call.args)
+            arguments = call.raw_arguments if broken else call.args
             if arguments is not None:
-                attributes[sc.GEN_AI_TOOL_CALL_ARGUMENTS] = arguments
-        span = self._tracer.start_span(
-            f"{sc.OPERATION_EXECUTE_TOOL} {call.name}".rstrip(),
-            context=ctx,
-            kind=SpanKind.INTERNAL,
-            attributes=attributes,
+                attributes[sc.GEN_AI_TOOL_CALL_ARGUMENTS] = clean.json(arguments)
+        span = start_tool_span(
+            self._tracer,
+            f"{sc.OPERATION_EXECUTE_TOOL} {name}".rstrip(),
+            ctx,
+            clean.count(attributes),
+            adopt=self.adopts,
         )
         key = None if broken else call_key(call.name, call.args)
         entry = OpenCall(span, call.call_id, call.name, call.index, key, provider, label,
@@ -163,7 +171,7 @@ class Lifecycle:
                          broken=broken)  # fmt: skip
         self._register(entry)
         if not broken and self._listeners:
-            self._listeners.emit(ToolCallReceived(call, entry.context))
+            self._listeners.emit(ToolCallReceived(call, context_of(entry.span)))
         return entry
 
     def broken(
@@ -297,6 +305,9 @@ class Lifecycle:
             duration = self._finish(entry, result, is_error=ref.is_error)
             if entry.span is not None:
                 links.append(entry.span.get_span_context())
+                adopted_result(
+                    entry.span, inference_span, ref.call_id, entry.name, result, duration
+                )
             if self._listeners:
                 self._listeners.emit(
                     ToolResultSent(ref.call_id, entry.name, ref.is_error, duration, result)
@@ -348,26 +359,19 @@ class Lifecycle:
         inference_span: Span | None,
     ) -> None:
         label = self._tool_names.label(ref.name, declared)
-        self._instruments.tool_results.add(
-            1,
-            {
-                sc.GEN_AI_OPERATION_NAME: sc.OPERATION_EXECUTE_TOOL,
-                sc.GEN_AI_PROVIDER_NAME: provider,
-                sc.GEN_AI_TOOL_NAME: label,
-                sc.TOOLTAP_RESULT: result,
-            },
-        )
+        self._instruments.tool_result(provider, label, result)
         if (
             result == sc.RESULT_DUPLICATE
             and inference_span is not None
             and inference_span.is_recording()
         ):
+            clean = Sanitizer()
             attributes: dict[str, Any] = {sc.ERROR_TYPE: sc.RESULT_DUPLICATE}
             if ref.call_id is not None:
-                attributes[sc.GEN_AI_TOOL_CALL_ID] = ref.call_id
+                attributes[sc.GEN_AI_TOOL_CALL_ID] = clean.id(ref.call_id)
             if ref.name is not None:
-                attributes[sc.GEN_AI_TOOL_NAME] = ref.name
-            inference_span.add_event(sc.EVENT_DUPLICATE_RESULT, attributes)
+                attributes[sc.GEN_AI_TOOL_NAME] = clean.name(ref.name)
+            inference_span.add_event(sc.EVENT_DUPLICATE_RESULT, clean.count(attributes))
         self._listeners.emit(ToolResultSent(ref.call_id, ref.name, ref.is_error, None, result))
 
     # --- ending ----------------------------------------------------------------------------
@@ -382,15 +386,9 @@ class Lifecycle:
             result, is_error = sc.RESULT_OUTPUT, False
         duration = time.monotonic() - entry.started
         span = entry.span
-        attributes = {
-            sc.GEN_AI_OPERATION_NAME: sc.OPERATION_EXECUTE_TOOL,
-            sc.GEN_AI_PROVIDER_NAME: entry.provider,
-            sc.GEN_AI_TOOL_NAME: entry.label,
-            sc.TOOLTAP_RESULT: result,
-        }
         if span is None:
             if result != sc.RESULT_ORPHANED:
-                self._instruments.tool_results.add(1, attributes)
+                self._instruments.tool_result(entry.provider, entry.label, result)
             return duration
         span.set_attribute(sc.TOOLTAP_RESULT, result)
         error_type = {
@@ -405,8 +403,7 @@ class Lifecycle:
         if is_error or entry.broken:
             span.set_status(Status(StatusCode.ERROR, error_type))
         span.end()
-        self._instruments.tool_results.add(1, attributes)
-        self._instruments.tool_call_duration.record(duration, attributes)
+        self._instruments.tool_result(entry.provider, entry.label, result, duration)
         return duration
 
     def not_delivered(self, entries: Sequence[OpenCall]) -> None:
@@ -452,6 +449,11 @@ class Lifecycle:
         with self._lock:
             self._retired = True
         return self.end_all()
+
+    def open_call(self, call_id: str, key: int | None, conversation: str | None) -> OpenCall | None:
+        """The open call of ``call_id`` (and content ``key`` when known), without removing it."""
+        with self._lock:
+            return self._open.find(Wanted(call_id, key, conversation))
 
     def find(self, call: ToolCall, conversation: str | None = None) -> OpenCall | None:
         """The open span of ``call`` (by id and content), without removing it."""

@@ -13,7 +13,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any, Protocol, TypeAlias
 
-from opentelemetry.trace import SpanContext
+from opentelemetry.trace import Span, SpanContext
 
 from .._core.model import Problem, ToolCall
 
@@ -31,10 +31,20 @@ _log = logging.getLogger("tooltap")
 
 @dataclass(frozen=True, slots=True)
 class ToolCallReceived:
-    """A tool call was fully received; ``span_context`` is its ``execute_tool`` span."""
+    """A tool call was fully received; ``span_context`` is its ``execute_tool`` span.
+
+    ``span``: the span, or its context. A span still waiting for a framework's (see
+    ``docs/FRAMEWORKS.md``) is decided when ``span_context`` is first read: read at once,
+    it is tooltap's own; read after the framework's span started, it is that span.
+    """
 
     call: ToolCall
-    span_context: SpanContext | None
+    span: Span | SpanContext | None
+
+    @property
+    def span_context(self) -> SpanContext | None:
+        span = self.span
+        return span.get_span_context() if isinstance(span, Span) else span
 
 
 @dataclass(frozen=True, slots=True)

@@ -49,6 +49,7 @@ from opentelemetry.trace import Span, SpanKind
 from .._core.errors import classify_error, classify_problem, redacted
 from .._core.model import ErrorClass, Parsed, Problem, RequestInfo, ToolCall
 from .._core.request import parse_request
+from .._core.validate import prepare
 from .._forks import OwnedLock
 from .._quietly import after_collection, run_deferred
 from . import semconv as sc
@@ -60,6 +61,7 @@ from .correlate import OpenCall, Scope
 from .inference_span import InferenceSpan
 from .listeners import ToolCallProblem
 from .response import forced_tool_choice, problem_event, response_attributes
+from .sanitize import ID_CHARS, NAME_CHARS, text
 from .settlement import Action, Event, State, step
 from .telemetry import Telemetry, get_telemetry
 
@@ -101,6 +103,8 @@ class Operation:
         run_deferred()  # what a garbage collection left to settle, before this one starts
         self.tel = tel
         self.dialect = dialect
+        if request_model:
+            request_model = text(request_model, NAME_CHARS)
         self.request_model = request_model
         self.provider = provider_name or sc.provider_name(dialect, server_address)
         self.attributes: dict[str, Any] = {
@@ -122,7 +126,7 @@ class Operation:
             if params:  # the request's gen_ai.request.* parameters
                 start.update(params)
             if conversation is not None:
-                start[sc.GEN_AI_CONVERSATION_ID] = conversation
+                start[sc.GEN_AI_CONVERSATION_ID] = text(conversation, ID_CHARS)
             span = tel.tracer.start_span(self._name(), kind=SpanKind.CLIENT, attributes=start)
         self.span = span
         self._out = InferenceSpan(span, adopted=adopted, content=span_content)
@@ -142,6 +146,8 @@ class Operation:
         self._calls = Calls(self, self._out, handing=self.state is State.CALLING)
         self._sdk_error: ErrorClass | None = None
         self._cancelled = False
+        if not tel.export_checked:
+            tel.check_export()
         tel.open_operations.add(self)
 
     def _name(self) -> str:
@@ -190,11 +196,12 @@ class Operation:
             self.attributes[sc.GEN_AI_PROVIDER_NAME] = self.provider
             self._out.set(sc.GEN_AI_PROVIDER_NAME, self.provider)
         if self.request_model is None and request_info.model:
-            self.request_model = request_info.model
-            self.attributes[sc.GEN_AI_REQUEST_MODEL] = request_info.model
-            self._out.set(sc.GEN_AI_REQUEST_MODEL, request_info.model)
+            self.request_model = text(request_info.model, NAME_CHARS)
+            self.attributes[sc.GEN_AI_REQUEST_MODEL] = self.request_model
+            self._out.set(sc.GEN_AI_REQUEST_MODEL, self.request_model)
             self._out.rename(self._name())
         self.request_info = request_info
+        prepare(request_info)  # schemas compiled now, not on the stream
         for problem in request_info.problems:
             problem_event(self.tel, self._out, problem)
         lifecycle = self.tel.lifecycle
@@ -203,7 +210,7 @@ class Operation:
         if self.conversation is None:
             self.conversation = named or lifecycle.conversation_of(previous)
             if self.conversation is not None:
-                self._out.set(sc.GEN_AI_CONVERSATION_ID, self.conversation)
+                self._out.set(sc.GEN_AI_CONVERSATION_ID, text(self.conversation, ID_CHARS))
         if self._named:
             self.scope = self._named
         elif named is None and previous is not None:  # the chain's scope
@@ -328,9 +335,7 @@ class Operation:
         problem = redacted(problem)
         problem_event(self.tel, self._out, problem)
         if problem.call_index is None and problem.call_id is None:
-            self.tel.instruments.stream_problems.add(
-                1, {**self.attributes, sc.TOOLTAP_PROBLEM_KIND: problem.kind}
-            )
+            self.tel.instruments.stream_problem(problem.kind, self.attributes)
         else:
             self._calls.broken(problem)
         self.tel.listeners.emit(
@@ -412,8 +417,6 @@ class Operation:
                 self._out.fail(error.error_type)
             self._calls.count()
             duration = time.monotonic() - self._attempts.started
-            self.tel.instruments.operation_duration.record(
-                duration, attributes, context=self._out.context()
-            )
+            self.tel.instruments.operation(duration, attributes, self._out.context())
         finally:  # a recording failure (a tooltap bug) must not leave the span open
             self._out.end()

@@ -13,6 +13,7 @@ from .._core.model import Parsed, Problem, RequestInfo
 from . import semconv as sc
 from .correlate import OpenCall
 from .inference_span import InferenceSpan
+from .sanitize import ID_CHARS, NAME_CHARS, Sanitizer, text
 from .telemetry import Telemetry
 
 __all__ = ["forced_tool_choice", "problem_event", "replayed", "response_attributes"]
@@ -24,14 +25,14 @@ def response_attributes(
     """Response id, model, finish reason and usage on the span; token usage as metrics."""
     found: dict[str, Any] = {}  # set in one call: one lock, one validation pass
     if parsed.response_id:
-        found[sc.GEN_AI_RESPONSE_ID] = parsed.response_id
+        found[sc.GEN_AI_RESPONSE_ID] = text(parsed.response_id, ID_CHARS)
     if parsed.model:
-        found[sc.GEN_AI_RESPONSE_MODEL] = parsed.model
+        found[sc.GEN_AI_RESPONSE_MODEL] = text(parsed.model, NAME_CHARS)
     failed = not parsed.complete and any(p.kind == "error_event" for p in parsed.problems)
     if parsed.finish_reason or failed:  # an error that ended the response outranks it
         raw = parsed.finish_reason or ""
         reason = "error" if failed else sc.finish_reason(raw, bool(parsed.calls))
-        found[sc.GEN_AI_RESPONSE_FINISH_REASONS] = (reason,)
+        found[sc.GEN_AI_RESPONSE_FINISH_REASONS] = (text(reason, NAME_CHARS),)
     usage = parsed.usage
     if usage is not None:  # each count as reported; input and output also as metrics
         if (value := usage.input_tokens) is not None:
@@ -50,34 +51,34 @@ def response_attributes(
 def _tokens(
     tel: Telemetry, out: InferenceSpan, attributes: Mapping[str, Any], value: int, kind: str
 ) -> None:
-    tel.instruments.token_usage.record(
-        value, {**attributes, sc.GEN_AI_TOKEN_TYPE: kind}, context=out.context()
-    )
+    tel.instruments.tokens(value, kind, attributes, out.context())
 
 
 def problem_event(tel: Telemetry, out: InferenceSpan, problem: Problem) -> None:
     """The problem as a span event; its detail (it may quote arguments) only under capture."""
+    clean = Sanitizer()
     event: dict[str, Any] = {sc.TOOLTAP_PROBLEM_KIND: problem.kind}
     if problem.call_index is not None:
         event[sc.TOOLTAP_TOOL_CALL_INDEX] = problem.call_index
     if problem.call_id is not None:
-        event[sc.GEN_AI_TOOL_CALL_ID] = problem.call_id
+        event[sc.GEN_AI_TOOL_CALL_ID] = clean.id(problem.call_id)
     if problem.name is not None:
-        event[sc.GEN_AI_TOOL_NAME] = problem.name
+        event[sc.GEN_AI_TOOL_NAME] = clean.name(problem.name)
     if problem.detail and tel.config.capture_any and out.content:
-        event[sc.TOOLTAP_PROBLEM_DETAIL] = problem.detail
-    out.event(sc.EVENT_PROBLEM, event)
+        event[sc.TOOLTAP_PROBLEM_DETAIL] = clean.text(problem.detail)
+    out.event(sc.EVENT_PROBLEM, clean.count(event))
 
 
 def replayed(out: InferenceSpan, opened: Iterable[OpenCall]) -> None:
     """This response's id came before (a cache, a re-sent response): say so per call."""
     for entry in opened:
-        attributes: dict[str, Any] = {sc.GEN_AI_TOOL_NAME: entry.name}
+        clean = Sanitizer()
+        attributes: dict[str, Any] = {sc.GEN_AI_TOOL_NAME: clean.name(entry.name)}
         if entry.call_id is not None:
-            attributes[sc.GEN_AI_TOOL_CALL_ID] = entry.call_id
+            attributes[sc.GEN_AI_TOOL_CALL_ID] = clean.id(entry.call_id)
         if entry.index >= 0:
             attributes[sc.TOOLTAP_TOOL_CALL_INDEX] = entry.index
-        out.event(sc.EVENT_CALL_REPLAYED, attributes)
+        out.event(sc.EVENT_CALL_REPLAYED, clean.count(attributes))
 
 
 def forced_tool_choice(
@@ -92,4 +93,4 @@ def forced_tool_choice(
         return
     wanted = choice[5:] if choice.startswith("tool:") else None
     honored = any(wanted is None or c.name == wanted for c in parsed.calls)
-    tel.instruments.forced_tool_choice.add(1, {**attributes, sc.TOOLTAP_HONORED: honored})
+    tel.instruments.forced_choice(honored, attributes)

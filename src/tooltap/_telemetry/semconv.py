@@ -87,6 +87,10 @@ TOOLTAP_TOOL_ATTEMPTS: Final = "tooltap.tool.attempts"  # handler runs for the c
 TOOLTAP_TOOL_REPLAYED: Final = "tooltap.tool.replayed"  # answered from the ledger, not run
 TOOLTAP_LEDGER_STATE: Final = "tooltap.ledger.state"  # done | pending (outcome unknown)
 TOOLTAP_IN_DOUBT_REASON: Final = "tooltap.in_doubt.reason"  # pending | timeout
+#: On a framework's tool span that tooltap adopted as the call's ``execute_tool`` span.
+TOOLTAP_TOOL_SPAN: Final = "tooltap.tool_span"
+#: Values of the span (or event) cut to their limit (``_telemetry.sanitize``).
+TOOLTAP_TRUNCATED: Final = "tooltap.truncated"
 
 # --- values ---
 OPERATION_CHAT: Final = "chat"
@@ -94,6 +98,7 @@ OPERATION_GENERATE_CONTENT: Final = "generate_content"
 OPERATION_EXECUTE_TOOL: Final = "execute_tool"
 TOOL_TYPE_FUNCTION: Final = "function"
 LINK_TOOL_RESULT: Final = "tool_result"
+TOOL_SPAN_ADOPTED: Final = "adopted"
 UNDECLARED_TOOL: Final = "_undeclared"
 OTHER_TOOL: Final = "_other"
 ERROR_OTHER: Final = "_OTHER"
@@ -121,6 +126,8 @@ EVENT_TOOL_RETRY: Final = "tooltap.tool.retry"  # tool span: a handler attempt f
 EVENT_TOOL_REPLAYED: Final = "tooltap.tool.replayed"  # tool span: the ledger's result was sent
 EVENT_CALL_REPLAYED: Final = "tooltap.tool_call.replayed"  # inference span: a response came again
 EVENT_TOOL_IN_DOUBT: Final = "tooltap.tool.in_doubt"  # tool span: a side effect's outcome unknown
+#: inference span: the result of a call whose tool span was a framework's (ended before it).
+EVENT_ADOPTED_RESULT: Final = "tooltap.tool_result"
 
 # --- metrics: name -> (kind, unit, description) ---
 OPERATION_DURATION: Final = _named("gen_ai.client.operation.duration")
@@ -157,6 +164,40 @@ PROMETHEUS_NAMES: Final[dict[str, str]] = {
     + ("_seconds" if unit == "s" else "")
     + ("_total" if kind == "counter" else "")
     for name, (kind, unit, _) in METRICS.items()
+}
+
+#: The attributes of each metric's points, as docs/REFERENCE.md's Labels table shows them
+#: (``python docs/tables.py``): *op* and *tool* stand for the operation's and the tool's.
+METRIC_LABELS: Final[dict[str, str]] = {
+    OPERATION_DURATION: ("op, `error.type` (failed operations only)"),
+    TOKEN_USAGE: ("op, `gen_ai.token.type` (`input`, `output`)"),
+    TIME_TO_FIRST_CHUNK: ("op (streams only)"),
+    EXECUTE_TOOL_DURATION: (
+        "tool, `gen_ai.tool.type` (`function`), `error.type` (failed runs only); the "
+        "handler's run, recorded by the harness toolkit"
+    ),
+    TOOL_CALLS: (
+        "tool, `tooltap.outcome` (`ok`, `invalid_json`, `truncated_json`, "
+        "`schema_violation`, `undeclared_tool`, `invalid_tool_name`, "
+        "`oversized_arguments`, `unexpected_shape`; `not_delivered` when the SDK raised "
+        "on the response instead of handing it to the app)"
+    ),
+    TOOL_RESULTS: (
+        "tool, `tooltap.result` (`ok`, `error`, `unanswered`, `output`, `orphaned`, "
+        "`not_delivered`, `duplicate`, `unknown_call`)"
+    ),
+    TOOL_CALL_DURATION: (
+        "tool, `tooltap.result`; received → result sent (the model's view, handler included)"
+    ),
+    STREAM_PROBLEMS: (
+        "op, `tooltap.problem.kind` (response-level kinds: `truncated_stream`, "
+        "`error_event`, `unexpected_shape`, `oversized_event`, `incomplete_response`, "
+        "`stream_buffered`)"
+    ),
+    RETRIES: ("op, `error.type` of the failed attempt"),
+    PROVIDER_ERRORS: ("op, `error.type`, `tooltap.retryable`"),
+    FORCED_TOOL_CHOICE: ("op, `tooltap.honored`"),
+    INTERNAL_ERRORS: ("`tooltap.component` only"),
 }
 
 DURATION_BUCKETS: Final = (

@@ -30,6 +30,7 @@ from opentelemetry.trace import Span
 
 from .._forks import holding_lock, in_child
 from .._quietly import quietly, run_deferred, set_error_sink
+from . import conversation, nowhere
 from . import semconv as sc
 from .config import Config
 from .correlate import OpenCall
@@ -51,10 +52,12 @@ def get_telemetry() -> Telemetry | None:
 
 
 def set_telemetry(tel: Telemetry | None) -> None:
-    """Activate ``tel`` (or deactivate with None); wires the internal-error counter."""
+    """Activate ``tel`` (or deactivate with None); wires the internal-error counter and the
+    tracer of conversation root spans."""
     global _current
     _current = tel
     set_error_sink(tel.internal_error if tel is not None else None)
+    conversation.use_tracer(tel.tracer if tel is not None else None)
 
 
 @in_child
@@ -109,6 +112,9 @@ class Telemetry:
         self.config = config
         self.tracer_provider = tracer_provider
         self.meter_provider = meter_provider
+        self.logger_provider = logger_provider
+        #: The listeners as given (to tell a later ``instrument()`` giving others).
+        self.given_listeners = tuple(listeners)
         self.tracer = trace.get_tracer(
             sc.INSTRUMENTATION_NAME, version, tracer_provider, schema_url=sc.SCHEMA_URL
         )
@@ -128,7 +134,7 @@ class Telemetry:
                 config.capture_content,
             )
         self.tool_names = ToolNames(config.tool_name_cap)
-        self.listeners = Listeners(listeners, self.internal_error)
+        self.listeners = Listeners(self.given_listeners, self.internal_error)
         self.lifecycle = Lifecycle(
             tracer=self.tracer,
             instruments=self.instruments,
@@ -138,10 +144,17 @@ class Telemetry:
         )
         #: Operations not ended yet, held weakly: the tap or SDK call that owns one keeps it.
         self.open_operations: weakref.WeakSet[_Open] = weakref.WeakSet()
+        #: Whether the first operation has checked that its telemetry goes somewhere.
+        self.export_checked = False
+
+    def check_export(self) -> None:
+        """At the first operation: warn once if neither traces nor metrics will export."""
+        self.export_checked = True
+        quietly(nowhere.check, self.tracer_provider, self.meter_provider)
 
     def internal_error(self, component: str) -> None:
         """Count one contained failure of ``component``."""
-        self.instruments.internal_errors.add(1, {sc.TOOLTAP_COMPONENT: component})
+        self.instruments.internal_error(component)
 
     def end_open(self, caller: threading.Thread | None = None) -> None:
         """End open spans: inference spans whose body was never finished (as closed early),

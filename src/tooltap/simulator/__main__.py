@@ -6,15 +6,41 @@ import argparse
 import signal
 import threading
 
-from . import Simulator
+from . import FAULT_HEADER, FAULT_KINDS, Simulator
+
+DESCRIPTION = """\
+Serve the loopback provider simulator (OpenAI Chat Completions and Responses,
+Anthropic Messages, Google Gemini) on 127.0.0.1 until Ctrl-C."""
+
+
+def _faults_help() -> str:
+    kinds = "\n".join(
+        f"  {kind}" + (f" ({', '.join(f'{p}=' for p in params)})" if params else "")
+        for kind, params in FAULT_KINDS.items()
+    )
+    return (
+        f"fault kinds, picked per request with the header {FAULT_HEADER}:\n"
+        f"kind[;param=value...][, kind...], e.g. rate_limit;retry_after=0.5\n{kinds}"
+    )
 
 
 def main(argv: list[str] | None = None) -> None:
     """Parse the command line, start the simulator and block until interrupted."""
-    parser = argparse.ArgumentParser(prog="python -m tooltap.simulator", description=__doc__)
-    parser.add_argument("--port", type=int, default=8765, help="TCP port on 127.0.0.1 (0: any)")
-    parser.add_argument("--fragment", type=int, default=8, help="argument characters per event")
-    parser.add_argument("--seed", type=int, default=0, help="seed for the generated ids")
+    parser = argparse.ArgumentParser(
+        prog="python -m tooltap.simulator",
+        description=DESCRIPTION,
+        epilog=_faults_help(),
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument(
+        "--port", type=int, default=8765, help="TCP port on 127.0.0.1, 0: any (default: 8765)"
+    )
+    parser.add_argument(
+        "--fragment", type=int, default=8, help="argument characters per event (default: 8)"
+    )
+    parser.add_argument(
+        "--seed", type=int, default=0, help="seed for the generated ids (default: 0)"
+    )
     options = parser.parse_args(argv)
     # Ctrl-C stops it even when started from a shell that ran it with SIGINT ignored (a
     # background job without job control): Python keeps an inherited SIG_IGN otherwise.

@@ -6,9 +6,10 @@ body into text parts, in the GenAI "parts" format; all of them are pure function
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
 from typing import Any
+
+from .._json import loads_str
 
 __all__ = ["Message", "Part", "definition", "json_arguments", "text_parts", "tools_of"]
 
@@ -20,7 +21,7 @@ def json_arguments(raw: Any) -> Any:
     """Arguments sent as JSON text, decoded; anything else as it is."""
     if isinstance(raw, str):
         try:
-            return json.loads(raw)
+            return loads_str(raw)
         except ValueError:
             return raw
     return raw

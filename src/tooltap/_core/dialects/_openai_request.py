@@ -7,6 +7,7 @@ import re
 from collections.abc import Mapping
 from typing import Any, Final
 
+from .._json import loads_str
 from ._request import result_text
 
 __all__ = [
@@ -57,7 +58,7 @@ def result_is_error(content: Any) -> bool:
     if not isinstance(content, str) or not content.startswith('{"error"'):
         return False
     try:
-        value = json.loads(content)
+        value = loads_str(content)
     except ValueError:
         return False
     return isinstance(value, dict) and list(value) == ["error"]

@@ -23,6 +23,7 @@ from typing import Any, Final, TypeGuard
 from .._json import RAW_STRING, loads, valid_utf8
 from ..args import coerce_args, decode_arguments, may_exceed, oversized_value
 from ..model import Limits, Parsed, Problem, ServerCall, ToolCall, Usage
+from ..problems import ProblemKind
 from ..sse import SSEEvent
 from ._fragments import Fragments, append_escaped
 
@@ -408,7 +409,7 @@ class Reducer:
 
     def _cut(self, block: _Block) -> Problem:
         """The Problem for a block the stream never finished."""
-        kind = "oversized_arguments" if block.oversized else "truncated_json"
+        kind: ProblemKind = "oversized_arguments" if block.oversized else "truncated_json"
         text = block.text()
         problem = Problem(
             kind,

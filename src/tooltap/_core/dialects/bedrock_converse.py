@@ -20,6 +20,7 @@ from typing import Any, Final
 from .._json import loads
 from ..args import coerce_args, decode_arguments, may_exceed, oversized_value
 from ..model import Limits, Parsed, Problem, ToolCall, Usage
+from ..problems import ProblemKind
 from ..sse import SSEEvent
 from ._fragments import Fragments
 
@@ -240,7 +241,7 @@ class Reducer:
         return [call]
 
     def _cut(self, block: _Block) -> Problem:
-        kind = "oversized_arguments" if block.big else "truncated_json"
+        kind: ProblemKind = "oversized_arguments" if block.big else "truncated_json"
         text = block.fragments.text()
         return Problem(
             kind,

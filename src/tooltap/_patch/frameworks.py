@@ -1,0 +1,108 @@
+"""Hooks where agent frameworks start their own tool spans, so tooltap adopts them.
+
+Each hook sees the framework's span as it starts, with the call id the framework has
+in scope, and hands both to ``foreign_tool_span.adopt``; the framework's result,
+exceptions and span are passed on untouched.
+
+- pydantic-ai (``instrument=True`` or logfire): its instrumentation capability opens
+  ``execute_tool {name}`` (also for arguments that failed validation) through
+  ``start_as_current_span`` with ``gen_ai.tool.call.id`` among the start attributes.
+- OpenInference's LangChain instrumentor: ``OpenInferenceTracer._start_trace`` opens a
+  TOOL span per tool run; the run's ``extra`` holds LangChain's ``tool_call_id``.
+
+While a hook is in place, tooltap's own tool spans wait (``pending_span``) until a
+framework span is adopted or the span is needed.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from types import TracebackType
+from typing import Any
+
+from .._quietly import quietly
+from .._telemetry import semconv as sc
+from .._telemetry.foreign_tool_span import adopt
+from .._telemetry.pending_span import set_framework_probe
+from .patchset import Patch, PatchSet
+
+__all__ = ["PATCHES"]
+
+
+class _Adopting:
+    """``manager`` (a span's context manager), adopting the span it enters."""
+
+    __slots__ = ("_call_id", "_manager", "_name")
+
+    def __init__(self, manager: Any, call_id: object, name: object) -> None:
+        self._manager, self._call_id, self._name = manager, call_id, name
+
+    def __enter__(self) -> Any:
+        span = self._manager.__enter__()
+        quietly(adopt, span, self._call_id, self._name)
+        return span
+
+    def __exit__(
+        self,
+        kind: type[BaseException] | None,
+        value: BaseException | None,
+        traceback: TracebackType | None,
+    ) -> bool | None:
+        result: bool | None = self._manager.__exit__(kind, value, traceback)
+        return result
+
+
+def _pydantic_ai_span(
+    wrapped: Callable[..., Any], instance: Any, args: tuple[Any, ...], kwargs: dict[str, Any]
+) -> Any:
+    manager = wrapped(*args, **kwargs)
+    attributes = kwargs.get("attributes")
+    if not isinstance(attributes, Mapping):
+        return manager
+    if attributes.get(sc.GEN_AI_OPERATION_NAME) != sc.OPERATION_EXECUTE_TOOL:
+        return manager
+    call_id = attributes.get(sc.GEN_AI_TOOL_CALL_ID)
+    if not call_id:
+        return manager
+    return _Adopting(manager, call_id, attributes.get(sc.GEN_AI_TOOL_NAME))
+
+
+def _openinference_run(
+    wrapped: Callable[..., Any], instance: Any, args: tuple[Any, ...], kwargs: dict[str, Any]
+) -> Any:
+    result = wrapped(*args, **kwargs)
+    run = args[0] if args else kwargs.get("run")
+    quietly(_adopt_run, instance, run)
+    return result
+
+
+def _adopt_run(tracer: Any, run: Any) -> None:
+    if str(getattr(run, "run_type", "")).lower() != "tool":
+        return
+    extra = getattr(run, "extra", None)
+    call_id = extra.get("tool_call_id") if isinstance(extra, Mapping) else None
+    if not call_id:
+        return
+    span = tracer.get_span(run.id)
+    if span is None:
+        return
+    serialized = getattr(run, "serialized", None)
+    name = serialized.get("name") if isinstance(serialized, Mapping) else None
+    adopt(span, call_id, name)
+
+
+PATCHES = PatchSet(
+    [
+        Patch(
+            "pydantic_ai.capabilities.instrumentation", "start_as_current_span", _pydantic_ai_span
+        ),
+        Patch(
+            "openinference.instrumentation.langchain._tracer",
+            "OpenInferenceTracer._start_trace",
+            _openinference_run,
+        ),
+    ]
+)
+
+#: tooltap's own tool spans wait for a framework's only while one of these hooks is in place.
+set_framework_probe(lambda: bool(PATCHES.applied))

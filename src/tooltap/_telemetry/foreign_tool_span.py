@@ -1,0 +1,65 @@
+"""Adopting a framework's tool span as THE ``execute_tool`` span of a call tooltap has open.
+
+The patch layer calls ``adopt`` when a framework starts its span for a tool run, with
+the call id (and name) the framework has in scope. The span is adopted when all hold:
+adoption is on (``Config.adopt_tool_spans``, ``$TOOLTAP_ADOPT_TOOL_SPANS``), the span
+records, it belongs to the tracer provider tooltap records into (same span processor:
+a framework exporting elsewhere keeps its span and tooltap keeps its own), and tooltap
+has an open call of that id in the current conversation whose span is still pending.
+Otherwise nothing changes. Never raises.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from opentelemetry.trace import Span, Tracer
+
+from .._quietly import report
+from . import semconv as sc
+from .callids import call_key
+from .conversation import current_conversation
+from .pending_span import PendingToolSpan
+from .telemetry import get_telemetry
+
+__all__ = ["adopt"]
+
+
+def adopt(
+    span: Span, call_id: object, name: object = None, args: object = None
+) -> PendingToolSpan | None:
+    """Make ``span`` (a framework's, for call ``call_id``) the call's tool span, if it may be."""
+    try:
+        return _adopt(span, call_id, name, args)
+    except Exception as exc:  # noqa: BLE001
+        report(exc, "foreign_tool_span")
+        return None
+
+
+def _adopt(span: Span, call_id: object, name: object, args: object) -> PendingToolSpan | None:
+    tel = get_telemetry()
+    if tel is None or not isinstance(call_id, str) or not call_id:
+        return None
+    if not tel.lifecycle.adopts or not span.is_recording():
+        return None
+    if not _records_into(span, tel.tracer):
+        return None
+    conversation = current_conversation.get()
+    key = call_key(name, args) if isinstance(name, str) and isinstance(args, dict) else None
+    entry = tel.lifecycle.open_call(call_id, key, conversation)
+    if entry is None and key is not None:
+        entry = tel.lifecycle.open_call(call_id, None, conversation)
+    if entry is None or (isinstance(name, str) and name and entry.name != name):
+        return None
+    pending = entry.span
+    if not isinstance(pending, PendingToolSpan) or not pending.adopt(span):
+        return None
+    span.set_attribute(sc.TOOLTAP_TOOL_SPAN, sc.TOOL_SPAN_ADOPTED)
+    return pending
+
+
+def _records_into(span: Span, tracer: Tracer) -> bool:
+    """Whether ``span`` goes to the same span processor as spans of ``tracer`` (the SDK's)."""
+    real: Any = getattr(tracer, "_tracer", tracer)  # a ProxyTracer's resolved tracer
+    processor = getattr(real, "span_processor", None)
+    return processor is not None and getattr(span, "_span_processor", None) is processor

@@ -1,0 +1,128 @@
+"""A pending tool span: tooltap's own (started at receipt) or a framework's, decided once."""
+
+from __future__ import annotations
+
+import threading
+import time
+
+from opentelemetry import trace
+from opentelemetry.sdk.trace import TracerProvider
+from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+from opentelemetry.trace import Status, StatusCode
+
+from tooltap import ToolCallReceived
+from tooltap._core.model import ToolCall
+from tooltap._telemetry.config import Config
+from tooltap._telemetry.pending_span import PendingToolSpan, adoption_on
+
+ATTRIBUTES = {
+    "gen_ai.operation.name": "execute_tool",
+    "gen_ai.tool.name": "lookup",
+    "gen_ai.tool.call.id": "call_1",
+    "gen_ai.conversation.id": "c1",
+    "tooltap.outcome": "invalid_json",
+    "error.type": "invalid_json",
+}
+
+
+def _setup() -> tuple[TracerProvider, InMemorySpanExporter]:
+    exporter = InMemorySpanExporter()
+    provider = TracerProvider()
+    provider.add_span_processor(SimpleSpanProcessor(exporter))
+    return provider, exporter
+
+
+def test_unadopted_span_starts_at_receipt_with_everything_replayed() -> None:
+    provider, exporter = _setup()
+    before = time.time_ns()
+    pending = PendingToolSpan(provider.get_tracer("t"), "execute_tool lookup", None, ATTRIBUTES)
+    pending.add_event("tooltap.tool.retry", {"tooltap.tool.attempts": 1}, timestamp=before + 5)
+    pending.set_attribute("tooltap.result", "error")
+    pending.set_status(Status(StatusCode.ERROR, "invalid_json"))
+    time.sleep(0.01)
+    pending.end()
+    (span,) = exporter.get_finished_spans()
+    assert span.name == "execute_tool lookup"
+    assert span.start_time is not None and before <= span.start_time < before + 10_000_000
+    assert dict(span.attributes or {}) == {**ATTRIBUTES, "tooltap.result": "error"}
+    assert [(e.name, e.timestamp) for e in span.events] == [("tooltap.tool.retry", before + 5)]
+    assert span.status.status_code is StatusCode.ERROR
+    assert not pending.is_recording()
+
+
+def test_adopted_span_gets_tooltaps_attributes_and_keeps_its_own() -> None:
+    provider, exporter = _setup()
+    tracer = provider.get_tracer("framework")
+    pending = PendingToolSpan(provider.get_tracer("t"), "execute_tool lookup", None, ATTRIBUTES)
+    pending.add_event("tooltap.tool.retry", {"tooltap.tool.attempts": 1})
+    theirs = tracer.start_span("execute_tool lookup", attributes={"gen_ai.tool.name": "theirs"})
+    assert pending.adopt(theirs)
+    assert not pending.adopt(tracer.start_span("other"))
+    assert pending.get_span_context() == theirs.get_span_context()
+    pending.set_attribute("tooltap.tool.side_effects", True)
+    pending.set_status(Status(StatusCode.ERROR, "mine"))
+    theirs.end()
+    pending.set_attribute("tooltap.result", "ok")  # the framework's span has ended
+    pending.end()
+    (span,) = exporter.get_finished_spans()
+    assert span is not None and span.name == "execute_tool lookup"
+    assert dict(span.attributes or {}) == {
+        "gen_ai.tool.name": "theirs",
+        "gen_ai.operation.name": "execute_tool",
+        "gen_ai.tool.call.id": "call_1",
+        "gen_ai.conversation.id": "c1",
+        "tooltap.outcome": "invalid_json",
+        "tooltap.tool.side_effects": True,
+    }
+    assert [e.name for e in span.events] == ["tooltap.tool.retry"]
+    assert span.status.status_code is StatusCode.UNSET
+
+
+def test_a_span_whose_context_was_read_is_tooltaps_own() -> None:
+    provider, exporter = _setup()
+    pending = PendingToolSpan(provider.get_tracer("t"), "execute_tool lookup", None, ATTRIBUTES)
+    event = ToolCallReceived(ToolCall("lookup", {}, "openai", "call_1", 0), pending)
+    context = event.span_context
+    assert context is not None and context.is_valid
+    assert not pending.adopt(provider.get_tracer("framework").start_span("x"))
+    pending.end()
+    assert [s.context.span_id for s in exporter.get_finished_spans()] == [context.span_id]
+
+
+def test_a_received_event_read_after_adoption_names_the_frameworks_span() -> None:
+    provider, _ = _setup()
+    pending = PendingToolSpan(provider.get_tracer("t"), "execute_tool lookup", None, ATTRIBUTES)
+    event = ToolCallReceived(ToolCall("lookup", {}, "openai", "call_1", 0), pending)
+    theirs = provider.get_tracer("framework").start_span("execute_tool lookup")
+    assert pending.adopt(theirs)
+    assert event.span_context == theirs.get_span_context()
+
+
+def test_adoption_switch() -> None:
+    assert adoption_on(Config(), {})
+    assert not adoption_on(Config(), {"TOOLTAP_ADOPT_TOOL_SPANS": "0"})
+    assert not adoption_on(Config(adopt_tool_spans=False), {})
+    assert adoption_on(Config(adopt_tool_spans=True), {"TOOLTAP_ADOPT_TOOL_SPANS": "false"})
+
+
+def test_a_child_of_a_pending_span_without_a_parent_nests_under_it() -> None:
+    """The harness runs a handler in the span: made then, with the context of its receipt."""
+    provider, exporter = _setup()
+    tracer = provider.get_tracer("t")
+    pending = PendingToolSpan(tracer, "execute_tool lookup", None, ATTRIBUTES)
+
+    def handler() -> None:
+        with trace.use_span(pending, end_on_exit=False):
+            tracer.start_span("handler").end()
+
+    worker = threading.Thread(target=handler, daemon=True)
+    worker.start()
+    worker.join(5)
+    assert not worker.is_alive()
+    pending.end()
+    spans = {s.name: s for s in exporter.get_finished_spans()}
+    tool, child = spans["execute_tool lookup"], spans["handler"]
+    assert tool.parent is None
+    assert child.parent is not None and tool.context is not None
+    assert child.parent.span_id == tool.context.span_id
