@@ -37,6 +37,8 @@ from ._patch import (
     frameworks,
     httpx_tap,
     sdk_anthropic,
+    sdk_botocore,
+    sdk_cohere,
     sdk_google,
     sdk_openai,
     tap_stream,
@@ -81,6 +83,8 @@ PATCH_SETS: Final[tuple[PatchSet, ...]] = (
     sdk_openai.PATCHES,
     sdk_anthropic.PATCHES,
     sdk_google.PATCHES,
+    sdk_botocore.PATCHES,
+    sdk_cohere.PATCHES,
     aiohttp_tap.PATCHES,
     frameworks.PATCHES,
 )

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
@@ -23,6 +25,15 @@ def reference(method: str, url: str) -> str | None:
         return None if "/threads/" in path else "anthropic.messages"
     if path.endswith((":generateContent", ":streamGenerateContent")):
         return "google.genai"
+    if re.search(r"/model/[^/]+/converse(-stream)?$", path):
+        return "bedrock.converse"
+    if re.search(r"/model/[^/]*anthropic[^/]*/invoke(-with-response-stream)?$", path, re.I):
+        return "anthropic.messages"  # Claude on Bedrock
+    vertex = re.search(
+        r"/publishers/anthropic/models/([^/:]+):(rawPredict|streamRawPredict)$", path
+    )
+    if vertex and vertex.group(1) != "count-tokens":
+        return "anthropic.messages"  # Claude on Vertex AI
     return None
 
 
@@ -37,6 +48,23 @@ def reference(method: str, url: str) -> str | None:
         ("POST", "/v1/threads/t_1/messages", None),  # OpenAI Assistants, not Anthropic
         ("POST", "/v1beta/models/gemini-x:streamGenerateContent?alt=sse", "google.genai"),
         ("POST", "/v1/models/gemini-x:generateContent#frag", "google.genai"),
+        ("POST", "/model/us.amazon.nova-pro-v1%3A0/converse", "bedrock.converse"),
+        ("POST", "/model/m/converse-stream", "bedrock.converse"),
+        ("POST", "/v1/converse", None),
+        ("POST", "/model/anthropic.claude-3-5-sonnet-20240620-v1:0/invoke", "anthropic.messages"),
+        ("POST", "/model/us.anthropic.claude-x/invoke-with-response-stream", "anthropic.messages"),
+        ("POST", "/model/meta.llama3-70b-instruct-v1:0/invoke", None),  # not Claude
+        (
+            "POST",
+            "/v1/projects/p/locations/r/publishers/anthropic/models/c@1:streamRawPredict",
+            "anthropic.messages",
+        ),
+        (
+            "POST",
+            "/v1/projects/p/locations/r/publishers/anthropic/models/count-tokens:rawPredict",
+            None,
+        ),
+        ("POST", "/v1/projects/p/locations/r/publishers/meta/models/llama:rawPredict", None),
         ("GET", "/v1/chat/completions", None),
         ("POST", "/v1/search", None),
         ("POST", "/", None),
@@ -48,7 +76,10 @@ def test_known_paths(method: str, url: str, dialect: str | None) -> None:
 
 
 PIECES = ["/v1", "/chat", "/completions", "/responses", "/messages", "/threads", ":generateContent",
-          ":streamGenerateContent", "/", "?", "#", "a=b", "x"]  # fmt: skip
+          ":streamGenerateContent", "/", "?", "#", "a=b", "x", "/model", "/anthropic.claude",
+          "/converse", "/converse-stream", "/invoke", "/invoke-with-response-stream",
+          "/publishers/anthropic/models/c", "/count-tokens", ":rawPredict",
+          ":streamRawPredict"]  # fmt: skip
 
 
 @given(st.sampled_from(["POST", "post", "Post", "GET", "PUT"]), st.lists(st.sampled_from(PIECES)))

@@ -17,7 +17,15 @@ from tooltap.core import Limits, parse_request
 
 def test_the_public_names_are_the_table_in_order() -> None:
     assert PUBLIC_DIALECTS == DIALECTS == tuple(TABLE)
-    assert DIALECTS == ("openai.chat", "openai.responses", "anthropic.messages", "google.genai")
+    assert DIALECTS == (
+        "openai.chat",
+        "openai.responses",
+        "anthropic.messages",
+        "google.genai",
+        "bedrock.converse",
+        "ollama.chat",
+        "cohere.chat",
+    )
 
 
 def test_every_field_is_required() -> None:

@@ -182,3 +182,54 @@ def test_a_result_has_one_digest_whichever_dialect_carries_it(value: str) -> Non
         json.dumps(bodies["openai.chat"]).replace("sunny", "rainy").replace("20", "21")
     )
     assert parse_request(other, "openai.chat").tool_results[0].digest not in digests.values()
+
+
+def _split_turns_of(dialect: str) -> dict[str, Any]:
+    """``_split_turns`` as ``dialect`` sends it: two model turns, each with its result."""
+    cities = (("t0", "Paris", "sunny"), ("t1", "Rome", "rainy"))
+    messages: list[dict[str, Any]] = []
+    if dialect == "bedrock.converse":
+        messages.append({"role": "user", "content": [{"text": USER["content"]}]})
+        for cid, city, sky in cities:
+            use = {"toolUseId": cid, "name": "get_weather", "input": {"city": city}}
+            result = {"toolUseId": cid, "content": [{"text": sky}]}
+            messages += [{"role": "assistant", "content": [{"toolUse": use}]},
+                         {"role": "user", "content": [{"toolResult": result}]}]  # fmt: skip
+        return {"system": [{"text": SYSTEM["content"]}], "messages": messages}
+    messages += [SYSTEM, USER]
+    for cid, city, sky in cities:
+        if dialect == "cohere.chat":
+            messages += [{"role": "assistant", "tool_calls": [_call(cid, city)]},
+                         {"role": "tool", "tool_call_id": cid, "content": sky}]  # fmt: skip
+        else:  # ollama.chat: no ids, arguments as an object, results by tool name
+            fn = {"name": "get_weather", "arguments": {"city": city}}
+            messages += [{"role": "assistant", "tool_calls": [{"function": fn}]},
+                         {"role": "tool", "tool_name": "get_weather", "content": sky}]  # fmt: skip
+    return {"model": "m", "messages": messages}
+
+
+@pytest.mark.parametrize(
+    ("dialect", "ids"),
+    [("bedrock.converse", ("t0", "t1")), ("cohere.chat", ("t0", "t1")), ("ollama.chat", None)],
+)
+def test_the_other_readers_read_back_to_the_horizon_too(
+    dialect: str, ids: tuple[str, str] | None
+) -> None:
+    """Converse and Cohere by their call ids, Ollama (no ids) by name and arguments."""
+    body = _split_turns_of(dialect)
+    tail = parse_request(body, dialect)
+    assert [r.turn for r in tail.tool_results] == [4 if dialect != "bedrock.converse" else 3]
+    info = parse_request(body, dialect, lambda fp: 1)
+    turns = [t.index for t in info.model_turns]
+    assert turns == ([1, 3] if dialect == "bedrock.converse" else [2, 4])
+    got = [(r.call_id, r.name, r.call_args, r.turn, r.history) for r in info.tool_results]
+    assert got == [
+        (ids[0] if ids else None, "get_weather", {"city": "Paris"}, turns[0], True),
+        (ids[1] if ids else None, "get_weather", {"city": "Rome"}, turns[1], False),
+    ]
+    again = json.loads(json.dumps(body).replace("Paris and Rome", "Oslo"))
+    assert info.fingerprint is not None
+    assert parse_request(again, dialect).fingerprint != info.fingerprint
+    shorter = json.loads(json.dumps(body))
+    shorter["messages"] = shorter["messages"][: 2 if dialect == "bedrock.converse" else 3]
+    assert parse_request(shorter, dialect).fingerprint == info.fingerprint

@@ -457,14 +457,18 @@ def _one_tool(dialect: str, name: str) -> dict[str, Any]:
         b"\xff\xfe",
         "[1, 2]",
         {"tools": "nope", "messages": 3, "input": {"a": 1}, "contents": "x"},
-        {"tools": [1, None, {"type": "function"}, {"name": 5}, {"functionDeclarations": [7]}]},
+        {
+            "tools": [1, None, {"type": "function"}, {"name": 5}, {"functionDeclarations": [7]}],
+            "toolConfig": {"tools": [1, {"toolSpec": {"name": 5}}]},
+        },
         {
             "tools": [
                 {"type": "function", "function": {"name": "f", "parameters": [1]}},
                 {"type": "function", "name": "g", "parameters": 3},
                 {"name": "h", "input_schema": "x"},
                 {"functionDeclarations": [{"name": "i", "parameters": 3}]},
-            ]
+            ],
+            "toolConfig": {"tools": [{"toolSpec": {"name": "j", "inputSchema": {"json": 3}}}]},
         },
         {
             "messages": [None, {"role": "tool"}, {"role": "user", "content": [None, 1]}],

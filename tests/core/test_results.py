@@ -7,8 +7,12 @@ import json
 from typing import Any
 
 import anthropic
+import boto3
+import cohere
+import ollama
 import openai
 import pytest
+from botocore.config import Config
 from google import genai
 from google.genai import types as gt
 
@@ -144,6 +148,33 @@ def _assistant_turn(dialect: str, calls: list[ToolCall]) -> dict[str, Any]:
                 for c in calls
             ],
         }
+    if dialect == "cohere.chat":
+        return {
+            "role": "assistant",
+            "tool_plan": "look up",
+            "tool_calls": [
+                {
+                    "id": c.call_id,
+                    "type": "function",
+                    "function": {"name": c.name, "arguments": json.dumps(c.args)},
+                }
+                for c in calls
+            ],
+        }
+    if dialect == "ollama.chat":
+        return {
+            "role": "assistant",
+            "content": "",
+            "tool_calls": [{"function": {"name": c.name, "arguments": c.args}} for c in calls],
+        }
+    if dialect == "bedrock.converse":
+        return {
+            "role": "assistant",
+            "content": [
+                {"toolUse": {"toolUseId": c.call_id, "name": c.name, "input": c.args}}
+                for c in calls
+            ],
+        }
     if dialect == "google.genai":
         return {
             "role": "model",
@@ -180,12 +211,14 @@ def _request(
     turn = _assistant_turn(dialect, calls)
     if dialect == "google.genai":
         return {"contents": [{"role": "user", "parts": [{"text": "hi"}]}, turn, *results]}
+    if dialect == "bedrock.converse":
+        return {"messages": [{"role": "user", "content": [{"text": "hi"}]}, turn, *results]}
     return {"model": "m", "messages": [{"role": "user", "content": "hi"}, turn, *results]}
 
 
 def _calls(dialect: str) -> list[ToolCall]:
     provider = dialect.split(".")[0]
-    with_ids = dialect != "google.genai"
+    with_ids = dialect not in ("google.genai", "ollama.chat")
     return [
         ToolCall(
             "lookup", {"key": "height"}, provider, "c_h" if with_ids else None, 0, None, dialect
@@ -193,7 +226,15 @@ def _calls(dialect: str) -> list[ToolCall]:
         ToolCall(
             "lookup", {"key": "weight"}, provider, "c_w" if with_ids else None, 1, None, dialect
         ),
-        ToolCall("save", {"v": "ñ"}, provider, "c_s" if with_ids else "g_s", 2, None, dialect),
+        ToolCall(
+            "save",
+            {"v": "ñ"},
+            provider,
+            "c_s" if with_ids else ("g_s" if dialect == "google.genai" else None),
+            2,
+            None,
+            dialect,
+        ),
     ]
 
 
@@ -212,7 +253,7 @@ def _assert_found(info: Any, calls: list[ToolCall]) -> None:
     assert info.problems == ()
     got = [(r.call_id, r.name, r.is_error) for r in info.tool_results]
     assert got == [(c.call_id, c.name, err) for c, (_, err) in zip(calls, OUTCOME, strict=True)]
-    if info.dialect == "google.genai":  # id-less calls correlate by name + position
+    if info.dialect in ("google.genai", "ollama.chat"):  # id-less: by name + position
         assert [r.call_args for r in info.tool_results] == [c.args for c in calls]
 
 
@@ -239,5 +280,20 @@ def _send_through_sdk(dialect: str, url: str, body: dict[str, Any]) -> Any:
     if dialect == "anthropic.messages":
         ant = anthropic.Anthropic(api_key="k", base_url=url, max_retries=0)
         return ant.messages.create(max_tokens=10, **body)
+    if dialect == "ollama.chat":
+        return ollama.Client(host=url).chat(**body)
+    if dialect == "cohere.chat":
+        co = cohere.ClientV2(api_key="k", base_url=url)
+        return co.chat(**body, request_options={"max_retries": 0})
+    if dialect == "bedrock.converse":
+        bedrock = boto3.client(
+            "bedrock-runtime",
+            endpoint_url=url,
+            region_name="us-east-1",
+            aws_access_key_id="AKIDEXAMPLE",
+            aws_secret_access_key="secret",
+            config=Config(retries={"total_max_attempts": 1}),
+        )
+        return bedrock.converse(modelId="m", **body)
     goo = genai.Client(api_key="k", http_options=gt.HttpOptions(base_url=url))
     return goo.models.generate_content(model="gemini-x", **body)

@@ -15,6 +15,8 @@ from typing import Any
 
 from hypothesis import strategies as st
 
+from tooltap.simulator._eventstream import encode
+
 # --- arbitrary JSON, and templates that degrade into it --------------------------------
 
 _SCALARS = (
@@ -181,20 +183,88 @@ _GOOGLE = {
     "modelVersion": st.just("gemini"),
     "error": {"code": _SMALL_INT, "message": st.text(max_size=8)},
 }
+_CONVERSE_TOOL = {"toolUseId": _IDS, "name": _NAMES, "input": _FRAGMENT | JSON}
+_CONVERSE = st.one_of(
+    _tpl({"messageStart": {"role": st.just("assistant")}}),
+    _tpl(
+        {
+            "contentBlockStart": {
+                "contentBlockIndex": _SMALL_INT,
+                "start": {"toolUse": _CONVERSE_TOOL},
+            }
+        }
+    ),
+    _tpl(
+        {
+            "contentBlockDelta": {
+                "contentBlockIndex": _SMALL_INT,
+                "delta": {"toolUse": {"input": _FRAGMENT}, "text": st.text(max_size=8)},
+            }
+        }
+    ),
+    _tpl({"contentBlockStop": {"contentBlockIndex": _SMALL_INT}}),
+    _tpl({"messageStop": {"stopReason": st.sampled_from(["tool_use", "end_turn", "max_tokens"])}}),
+    _tpl({"metadata": {"usage": {"inputTokens": _SMALL_INT, "outputTokens": _SMALL_INT}}}),
+    _tpl({"throttlingException": {"message": st.text(max_size=8)}}),
+)
+_OLLAMA = {
+    "model": st.just("llama"),
+    "message": {
+        "role": st.just("assistant"),
+        "content": st.text(max_size=8),
+        "tool_calls": [{"function": {"name": _NAMES, "arguments": JSON | _FRAGMENT}}],
+    },
+    "done": st.booleans(),
+    "done_reason": st.sampled_from(["stop", "length"]),
+    "eval_count": _SMALL_INT,
+    "error": st.text(max_size=8),
+}
+_COHERE_CALL = {
+    "id": _IDS,
+    "type": st.just("function"),
+    "function": {"name": _NAMES, "arguments": _FRAGMENT},
+}
+_COHERE = {
+    "type": st.sampled_from(
+        ["message-start", "tool-call-start", "tool-call-delta", "tool-call-end", "content-delta",
+         "message-end", "error"]
+    ),
+    "index": _SMALL_INT,
+    "id": _IDS,
+    "delta": {
+        "message": {"tool_calls": _COHERE_CALL, "content": {"text": st.text(max_size=8)}},
+        "finish_reason": st.sampled_from(["TOOL_CALL", "COMPLETE", "ERROR", "MAX_TOKENS"]),
+    },
+    "message": st.text(max_size=8),
+}  # fmt: skip
 _PAYLOADS = {
     "openai.chat": _tpl(_CHAT),
     "openai.responses": _tpl(_RESPONSES),
     "anthropic.messages": _tpl(_ANTHROPIC),
     "google.genai": _tpl(_GOOGLE),
+    "bedrock.converse": _CONVERSE,
+    "ollama.chat": _tpl(_OLLAMA),
+    "cohere.chat": _tpl(_COHERE),
 }
+#: The dialects whose streams are not SSE, and their framing.
+FRAMING = {"bedrock.converse": "eventstream", "ollama.chat": "ndjson"}
 
 
 def _render(dialect: str, payload: Any, name: str | None) -> bytes:
+    if dialect == "bedrock.converse":  # one message; a one-key object names its event
+        if isinstance(payload, dict) and len(payload) == 1:
+            name, payload = next(iter(payload.items()))
+        kind = "exception" if str(name).endswith("Exception") else "event"
+        key = ":exception-type" if kind == "exception" else ":event-type"
+        body = json.dumps(payload, ensure_ascii=False).encode("utf-8", "surrogatepass")
+        return encode({key: str(name), ":message-type": kind}, body)
     data = json.dumps(payload, separators=(",", ":"), ensure_ascii=False)
+    if dialect == "ollama.chat":
+        return (data.replace("\n", "\\n") + "\n").encode("utf-8", "surrogatepass")
     if (
         name is None
         and isinstance(payload, dict)
-        and dialect in ("anthropic.messages", "openai.responses")
+        and dialect in ("anthropic.messages", "openai.responses", "cohere.chat")
     ):
         kind = payload.get("type")
         name = kind if isinstance(kind, str) else None
@@ -263,6 +333,14 @@ def _delta(dialect: str, fragment: str) -> bytes:
             "delta": {"type": "input_json_delta", "partial_json": fragment},
         }
         return _render(dialect, payload, None)
+    if dialect == "cohere.chat":
+        piece = {"function": {"arguments": fragment}}
+        payload = {
+            "type": "tool-call-delta",
+            "index": 0,
+            "delta": {"message": {"tool_calls": piece}},
+        }
+        return _render(dialect, payload, None)
     piece = {"jsonPath": "$.text", "stringValue": fragment, "willContinue": True}
     call = {"partialArgs": [piece], "willContinue": True}  # Vertex: later pieces are unnamed
     return _google(call)
@@ -303,6 +381,16 @@ def call_start(dialect: str) -> bytes:
         block = {"type": "tool_use", "id": "toolu_1", "name": "lookup", "input": {}}
         open_block = {"type": "content_block_start", "index": 0, "content_block": block}
         return _render(dialect, start, None) + _render(dialect, open_block, None)
+    if dialect == "cohere.chat":
+        call = {"id": "c1", "type": "function", "function": {"name": "lookup", "arguments": ""}}
+        payload = {
+            "type": "tool-call-start",
+            "index": 0,
+            "delta": {"message": {"tool_calls": call}},
+        }
+        return _render(dialect, {"type": "message-start", "id": "r"}, None) + _render(
+            dialect, payload, None
+        )
     return _google({"name": "lookup", "id": "call_1", "willContinue": True})
 
 
@@ -338,6 +426,11 @@ def call_end(dialect: str) -> bytes:
             _render(dialect, stop, None)
             + _render(dialect, delta, None)
             + _render(dialect, {"type": "message_stop"}, None)
+        )
+    if dialect == "cohere.chat":
+        end = {"type": "message-end", "delta": {"finish_reason": "TOOL_CALL"}}
+        return _render(dialect, {"type": "tool-call-end", "index": 0}, None) + _render(
+            dialect, end, None
         )
     piece = {"jsonPath": "$.text", "stringValue": "", "willContinue": False}
     return _google({"partialArgs": [piece], "willContinue": False}, finishReason="STOP")

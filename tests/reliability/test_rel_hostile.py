@@ -15,7 +15,9 @@
 from __future__ import annotations
 
 import itertools
+import struct
 import tracemalloc
+import zlib
 from collections.abc import Iterable
 
 import httpx2
@@ -23,7 +25,14 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from tests.reliability.hostile import cuts, deep_json, events, huge_arguments, repeat
+from tests.reliability.hostile import (
+    FRAMING,
+    cuts,
+    deep_json,
+    events,
+    huge_arguments,
+    repeat,
+)
 from tests.reliability.support import (
     FUZZ_EXAMPLES,
     Canned,
@@ -36,9 +45,13 @@ from tests.reliability.wire import STREAMED
 from tooltap import Parsed
 from tooltap._core.dialects import DIALECTS
 from tooltap._core.dialects import dialect as dialect_entry
+from tooltap._core.eventstream import EventStreamDecoder
+from tooltap._core.eventstream import events as eventstream_events
 from tooltap._core.model import PROBLEM_KINDS, ToolCall
-from tooltap._core.sse import SSEParser
+from tooltap._core.ndjson import NDJSONParser
+from tooltap._core.sse import SSEEvent, SSEParser
 from tooltap.core import Limits, StreamParser
+from tooltap.simulator._eventstream import encode, event_message
 
 FUZZ = settings(max_examples=FUZZ_EXAMPLES)  # the profile's, at the documented fuzz size
 SMALL = Limits(max_event_bytes=64 * 1024, max_argument_bytes=64 * 1024)
@@ -55,8 +68,21 @@ def _check(parsed: Parsed, dialect: str) -> None:
         assert isinstance(call, ToolCall) and isinstance(call.args, dict)
 
 
+#: The dialects whose streams are SSE (the SSE-shaped hostile inputs below are theirs).
+SSE_FRAMED = [d for d in DIALECTS if d not in FRAMING]
+
+
+def _decoded(dialect: str, body: bytes) -> list[SSEEvent]:
+    """``body`` as the events its framing carries."""
+    framing = FRAMING.get(dialect, "sse")
+    if framing == "eventstream":
+        return eventstream_events(EventStreamDecoder().feed(body))
+    lines = NDJSONParser() if framing == "ndjson" else SSEParser()
+    return lines.feed(body) + lines.close()
+
+
 def _parse(dialect: str, chunks: Iterable[bytes], limits: Limits | None = None) -> Parsed:
-    parser = StreamParser(dialect, limits=limits)
+    parser = StreamParser(dialect, limits=limits, framing=FRAMING.get(dialect, "sse"))  # type: ignore[arg-type]
     for chunk in chunks:
         parser.feed(chunk)
     return parser.close()
@@ -90,8 +116,7 @@ def test_dialect_parsing_is_total_and_cut_independent(dialect: str, data: st.Dat
     safety net), and the stream parser's result does not depend on the chunk boundaries."""
     body = data.draw(events(dialect) | st.binary(max_size=512))
     reducer = dialect_entry(dialect).reducer(Limits())
-    sse = SSEParser()
-    for ev in sse.feed(body) + sse.close():
+    for ev in _decoded(dialect, body):
         calls = reducer.event(ev)
         assert all(isinstance(c, ToolCall) for c in calls)
     _check(reducer.finish(), dialect)
@@ -122,7 +147,7 @@ EXPECTED = {
 }
 
 
-@pytest.mark.parametrize("dialect", DIALECTS)
+@pytest.mark.parametrize("dialect", SSE_FRAMED)
 @pytest.mark.parametrize("kind", list(EXPECTED))
 def test_oversized_input_stays_within_limits(kind: str, dialect: str) -> None:
     _parse(dialect, _hostile(kind, dialect), Limits(1024, 1024))  # lazy imports, compiled regexes
@@ -150,10 +175,11 @@ def _path(dialect: str) -> str:
         "openai.responses": "/v1/responses",
         "anthropic.messages": "/v1/messages",
         "google.genai": "/v1beta/models/gemini-2.5-flash:streamGenerateContent?alt=sse",
+        "cohere.chat": "/v2/chat",
     }[dialect]
 
 
-@pytest.mark.parametrize("dialect", DIALECTS)
+@pytest.mark.parametrize("dialect", SSE_FRAMED)
 @pytest.mark.parametrize("kind", list(EXPECTED))
 def test_hostile_stream_through_the_tap(
     kind: str, dialect: str, replay: ReplayServer, recorder: Recorder
@@ -175,3 +201,45 @@ def test_hostile_stream_through_the_tap(
         {EXPECTED[kind]} | ({"invalid_json", "truncated_json"} if kind == "deep_json" else set())
     )
     assert attrs(span).get("tooltap.stream.closed_early") is None
+
+
+def _framed_hostile(kind: str, dialect: str) -> Iterable[bytes]:
+    """The oversized inputs in an event-stream or NDJSON body."""
+    if dialect == "ollama.chat":  # one endless line: no call can outgrow it
+        return repeat(b'{"message":{"content":"', b"a" * CHUNK, TOTAL)
+    if kind == "giant_message":  # the prelude of one TOTAL-byte message, then its bytes
+        head = encode({":event-type": "contentBlockDelta"}, b"")
+        total, headers = len(head) + TOTAL, len(head) - 16
+        prelude = struct.pack("!II", total, headers)
+        prelude += struct.pack("!I", zlib.crc32(prelude))
+        return repeat(prelude + head[12:-4], b"x" * CHUNK, total)
+    start = {"toolUse": {"toolUseId": "t1", "name": "lookup"}}
+    head = event_message("contentBlockStart", {"contentBlockIndex": 0, "start": start})
+    piece = {"contentBlockIndex": 0, "delta": {"toolUse": {"input": "a" * 8192}}}
+    first = {"contentBlockIndex": 0, "delta": {"toolUse": {"input": '{"text":"'}}}
+    return repeat(
+        head + event_message("contentBlockDelta", first),
+        event_message("contentBlockDelta", piece),
+        TOTAL,
+    )
+
+
+@pytest.mark.parametrize(
+    ("dialect", "kind", "expected"),
+    [
+        ("bedrock.converse", "giant_message", "oversized_event"),
+        ("bedrock.converse", "huge_arguments", "oversized_arguments"),
+        ("ollama.chat", "giant_line", "oversized_event"),
+    ],
+)
+def test_oversized_framed_input_stays_within_limits(dialect: str, kind: str, expected: str) -> None:
+    _parse(dialect, _framed_hostile(kind, dialect), Limits(1024, 1024))
+    with traced_memory():
+        start = tracemalloc.get_traced_memory()[0]
+        tracemalloc.reset_peak()
+        parsed = _parse(dialect, _framed_hostile(kind, dialect), SMALL)
+        peak = tracemalloc.get_traced_memory()[1] - start
+    _check(parsed, dialect)
+    assert expected in {p.kind for p in parsed.problems}
+    assert peak < BOUND, f"peak {peak} bytes for {TOTAL} bytes of input (bound {BOUND})"
+    assert not parsed.calls

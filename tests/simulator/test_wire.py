@@ -46,14 +46,44 @@ REQUESTS: dict[str, tuple[str, dict[str, Any]]] = {
             "tools": [{"functionDeclarations": [{"name": "lookup_demo_value"}]}],
         },
     ),
+    "bedrock.converse": (
+        "/model/anthropic.claude-x/converse",
+        {
+            "messages": [{"role": "user", "content": [{"text": "x"}]}],
+            "toolConfig": {"tools": [{"toolSpec": {"name": "lookup_demo_value"}}]},
+        },
+    ),
+    "ollama.chat": (
+        "/api/chat",
+        {
+            "model": "llama3.2",
+            "stream": False,
+            "messages": [{"role": "user", "content": "x"}],
+            "tools": [{"type": "function", "function": {"name": "lookup_demo_value"}}],
+        },
+    ),
+    "cohere.chat": (
+        "/v2/chat",
+        {
+            "model": "command-a",
+            "messages": [{"role": "user", "content": "x"}],
+            "tools": [{"type": "function", "function": {"name": "lookup_demo_value"}}],
+        },
+    ),
 }
 DIALECTS = list(REQUESTS)
+#: The stream framing of the dialects whose streams are not SSE.
+FRAMING = {"bedrock.converse": "eventstream", "ollama.chat": "ndjson"}
+#: The model a response names (Converse and Cohere bodies name none).
+MODELS = {"google.genai": "gemini-2.5-flash", "bedrock.converse": None, "cohere.chat": None}
 
 
 def fetch(sim: Simulator, http: httpx2.Client, dialect: str, stream: bool) -> bytes:
     path, body = REQUESTS[dialect]
     if stream and dialect == "google.genai":
         path = path.replace(":generateContent", ":streamGenerateContent?alt=sse")
+    elif stream and dialect == "bedrock.converse":
+        path += "-stream"
     elif stream:
         body = {**body, "stream": True}
     return http.post(sim.url + path, json=body).content
@@ -62,7 +92,7 @@ def fetch(sim: Simulator, http: httpx2.Client, dialect: str, stream: bool) -> by
 def parse(dialect: str, body: bytes, stream: bool) -> Any:
     if not stream:
         return parse_response(body, dialect)
-    parser = StreamParser(dialect)
+    parser = StreamParser(dialect, framing=FRAMING.get(dialect, "sse"))  # type: ignore[arg-type]
     for at in range(0, len(body), 5):
         parser.feed(body[at : at + 5])
     return parser.close()
@@ -81,9 +111,7 @@ def test_tooltap_core_reads_the_simulator(
     assert parsed.complete and parsed.problems == ()
     if not (stream and dialect == "openai.chat"):  # chat streams report usage only on request
         assert parsed.usage is not None and parsed.usage.output_tokens
-    assert parsed.model == (
-        "gemini-2.5-flash" if dialect == "google.genai" else REQUESTS[dialect][1]["model"]
-    )
+    assert parsed.model == MODELS.get(dialect, REQUESTS[dialect][1].get("model"))
 
 
 @pytest.mark.parametrize(

@@ -93,6 +93,12 @@ _BALANCE: Final = re.compile(
     r"|out of credits|spend(?:ing)? limit|billing hard limit|api usage limits",
     re.IGNORECASE,
 )
+#: AWS error codes (AWS names each ``...Exception``) among the dialects' tokens: given
+#: by ``x-amzn-errortype``, ``__type``, botocore's ``Error.Code`` or a stream's exception
+#: event, they outrank the HTTP status.
+_AWS_CODES: Final[dict[str, str]] = {
+    token: kind for token, kind in _TOKENS.items() if token.endswith("exception")
+}
 _CODE_WORD: Final = re.compile(r"\b(?:[a-z]+(?:_[a-z]+)+|[A-Z]+(?:_[A-Z]+)*)\b")
 
 _TIMEOUT_NAMES: Final = frozenset({"TimeoutError", "DeadlineExceeded"})
@@ -152,6 +158,9 @@ def classify_problem(problem: Problem) -> ErrorClass | None:
         return None
     if problem.kind == "truncated_stream":
         return _make("truncated_stream")
+    aws = _AWS_CODES.get(problem.detail.lower()) if problem.kind == "error_event" else None
+    if aws is not None:
+        return _make(aws)
     text = " ".join(t for t in (problem.detail, problem.received) if t)
     if _BALANCE.search(text):
         return _make("insufficient_balance")
@@ -174,6 +183,10 @@ def _classify(
         status, headers, body = _from_exception(exc, status, headers, body)
     low = _lower_headers(headers)
     info = _ErrorBody(body)
+    aws = _aws_code(low.get("x-amzn-errortype")) or info.aws_code
+    if aws is not None:
+        retry_after = _retry_after(low)
+        return _make(aws, retry_after=retry_after, status=status)
     retry_after = _retry_after(low)
     if retry_after is None:
         retry_after = info.retry_delay
@@ -195,7 +208,7 @@ def _kind(status: int | None, info: _ErrorBody, exc: BaseException | None) -> st
         return "insufficient_balance"
     if status == 529 or ("overloaded" in named and status in (None, 200, 503)):
         return "overloaded"
-    if status == 503 and "overloaded" in info.message.lower():
+    if status == 503 and any(w in info.message.lower() for w in ("overloaded", "server busy")):
         return "overloaded"
     if status == 400 and "auth_error" in named:  # Google: a bad key is a 400
         return "auth_error"
@@ -207,6 +220,15 @@ def _kind(status: int | None, info: _ErrorBody, exc: BaseException | None) -> st
     if exc is not None:
         return _by_exception_name(exc)
     return "_OTHER"
+
+
+def _aws_code(value: Any) -> str | None:
+    """The error_type of an AWS error code (``ThrottlingException:http://...``,
+    ``com.amazon.coral#ThrottlingException``); None for any other value."""
+    if not isinstance(value, str) or not value:
+        return None
+    code = value.split(":", 1)[0].rsplit("#", 1)[-1]
+    return _AWS_CODES.get(code.lower())
 
 
 def _by_status(status: int | None) -> str | None:
@@ -259,18 +281,32 @@ def _from_exception(
             if isinstance(value, (Mapping, list, str, bytes)):
                 body = value
                 break
+    response = getattr(exc, "response", None)
+    error = response.get("Error") if isinstance(response, Mapping) else None
+    if isinstance(error, Mapping):  # botocore's ClientError: the parsed error response
+        meta = response.get("ResponseMetadata") if isinstance(response, Mapping) else None
+        meta = meta if isinstance(meta, Mapping) else {}
+        code = meta.get("HTTPStatusCode")
+        if status is None and isinstance(code, int) and not isinstance(code, bool):
+            status = code
+        found = meta.get("HTTPHeaders")
+        if not headers and isinstance(found, Mapping):
+            headers = found
+        if body is None:
+            body = {"__type": error.get("Code"), "message": error.get("Message")}
     return status, headers, body
 
 
 class _ErrorBody:
     """The parts of a provider error body that matter: type tokens, message, retry delay."""
 
-    __slots__ = ("message", "retry_delay", "tokens")
+    __slots__ = ("aws_code", "message", "retry_delay", "tokens")
 
     def __init__(self, body: Any) -> None:
         self.tokens: list[str] = []  # most specific first: code, type, status
         self.message = ""
         self.retry_delay: float | None = None
+        self.aws_code: str | None = None  # the error_type of an AWS ``__type``
         if isinstance(body, (bytes, bytearray)):
             body = bytes(body).decode("utf-8", "replace")
         if isinstance(body, str):
@@ -283,6 +319,7 @@ class _ErrorBody:
             body = body[0]
         if not isinstance(body, Mapping):
             return
+        self.aws_code = _aws_code(body.get("__type"))
         err = body.get("error", body)
         if isinstance(err, str):
             self.message = err
@@ -299,6 +336,8 @@ class _ErrorBody:
         ):
             if isinstance(value, str) and value:
                 self.tokens.append(value.lower())
+        if self.aws_code is None:  # an AWS code as the error's type (anthropic on Bedrock)
+            self.aws_code = next((_AWS_CODES[t] for t in self.tokens if t in _AWS_CODES), None)
         meta = err.get("metadata")
         raw = meta.get("raw") if isinstance(meta, Mapping) else None
         self.message = " ".join(str(m) for m in (err.get("message"), raw) if m)

@@ -7,20 +7,50 @@ import logging
 import os
 import re
 from collections.abc import Callable, Mapping
-from typing import Any, Final
+from typing import Any, Final, Literal
 
 from ._json import loads
 from .dialects import dialect as dialect_entry
+from .eventstream import EventStreamDecoder, events, looks_like_eventstream
 from .model import Limits, Parsed, Problem, ToolCall
+from .ndjson import NDJSONParser
+from .problems import ProblemKind
 from .sse import SSEEvent, SSEParser
 
-__all__ = ["FAST_PATHS_ENV", "StreamParser", "fast_paths", "parse_response"]
+__all__ = [
+    "FAST_PATHS_ENV",
+    "Framing",
+    "StreamParser",
+    "fast_paths",
+    "framing_of",
+    "parse_response",
+]
 
+#: How a stream's events are framed: SSE, AWS event-stream binary messages, or one JSON
+#: object per line (Ollama).
+Framing = Literal["sse", "eventstream", "ndjson"]
 #: ``TOOLTAP_FAST_PATHS=0`` turns the dialects' fast paths off: every event takes the full
 #: path (the results are the same; a check, and the benchmark's on/off figure).
 FAST_PATHS_ENV: Final = "TOOLTAP_FAST_PATHS"
 
 _log = logging.getLogger("tooltap")
+#: Content types of streams, by their framing.
+_STREAM_TYPES: Final[tuple[tuple[str, Framing], ...]] = (
+    ("text/event-stream", "sse"),
+    ("application/vnd.amazon.eventstream", "eventstream"),  # Bedrock
+    ("application/x-ndjson", "ndjson"),  # Ollama
+)
+
+
+def framing_of(content_type: str) -> Framing | None:
+    """The stream framing a response's ``Content-Type`` names; None for any other type."""
+    kind = content_type.lower()
+    for prefix, framing in _STREAM_TYPES:
+        if kind.startswith(prefix):
+            return framing
+    return None
+
+
 #: Three or more LFs in a row: an event boundary, then blank lines that do nothing (any run
 #: of two or more line ends means the same as two).
 _BLANK_RUN = re.compile(rb"\n{3,}")
@@ -47,15 +77,22 @@ class StreamParser:
     ``Reducer.event``). A chunk that starts inside an event goes to the decoder only up
     to the end of that event. ``TOOLTAP_FAST_PATHS=0`` (read when a parser is made) turns
     the fast paths off.
+
+    ``framing="eventstream"``: the body is AWS event-stream messages (Bedrock), each
+    handed to the reducer as one event (``eventstream.events``); a message the decoder
+    skips (a checksum mismatch, over ``max_event_bytes``) is a problem at ``close``.
+    ``framing="ndjson"``: each line is one event (``ndjson``).
     """
 
     __slots__ = (
         "_cap",
         "_closed",
+        "_eventstream",
         "_fast",
         "_faults",
         "_kept",
         "_limit",
+        "_lines",
         "_match",
         "_reducer",
         "_returned",
@@ -64,14 +101,18 @@ class StreamParser:
         "limits",
     )
 
-    def __init__(self, dialect: str, *, limits: Limits | None = None) -> None:
+    def __init__(
+        self, dialect: str, *, limits: Limits | None = None, framing: Framing = "sse"
+    ) -> None:
         self.dialect = dialect
         self.limits = limits or Limits()
         self._cap = self.limits.max_event_bytes
         self._sse = SSEParser(self._cap)
         self._reducer = dialect_entry(dialect).reducer(self.limits)
+        self._eventstream = EventStreamDecoder(self._cap) if framing == "eventstream" else None
+        self._lines = NDJSONParser(self._cap) if framing == "ndjson" else None
         self._fast: Callable[[bytes], bool] | None = (
-            getattr(self._reducer, "fast", None) if fast_paths() else None
+            getattr(self._reducer, "fast", None) if framing == "sse" and fast_paths() else None
         )
         self._faults: list[Problem] = []
         self._closed: Parsed | None = None
@@ -83,6 +124,16 @@ class StreamParser:
 
         Once the decoder has dropped an event (over ``max_event_bytes``), no call completes
         any more: one might miss that event's bytes (``close`` says which, as problems)."""
+        if self._eventstream is not None:
+            messages = self._eventstream.feed(chunk)
+            calls = self._events(events(messages)) if messages else []
+            self._returned += len(calls)
+            return calls
+        if self._lines is not None:
+            lines = self._lines.feed(chunk)
+            calls = self._events(lines) if lines else []
+            self._returned += len(calls)
+            return calls
         fast = self._fast
         if fast is not None and self._sse.idle and len(chunk) <= self._cap:
             try:  # most chunks: one event the fast path takes (it checks the chunk's shape)
@@ -199,13 +250,20 @@ class StreamParser:
         """End of the body. Idempotent: a second call returns the same value."""
         if self._closed is not None:
             return self._closed
-        for ev in self._sse.close():
+        tail = self._lines.close() if self._lines is not None else self._sse.close()
+        for ev in tail:
             try:
                 self._reducer.event(ev)
             except Exception as exc:  # noqa: BLE001
                 self._fault(ev.event, exc)
         parsed = self._reducer.finish()
         extra = list(self._faults)
+        if self._eventstream is not None:
+            self._eventstream.close()
+            extra += [_framing_problem(p) for p in self._eventstream.problems]
+        if self._lines is not None and self._lines.dropped_events:
+            detail = f"line over {self.limits.max_event_bytes} bytes"
+            extra += [Problem("oversized_event", detail=detail)] * self._lines.dropped_events
         detail = f"event over {self.limits.max_event_bytes} bytes"
         unseen = parsed.calls[self._returned if self._kept is None else self._kept :]
         if self._sse.dropped_events and unseen:  # completed after a drop: not calls
@@ -231,6 +289,11 @@ class StreamParser:
         return parsed
 
 
+def _framing_problem(detail: str) -> Problem:
+    kind: ProblemKind = "oversized_event" if "over the limit" in detail else "unexpected_shape"
+    return Problem(kind, detail=f"event-stream: {detail}")
+
+
 def parse_response(
     body: bytes | str | Mapping[str, Any] | Any, dialect: str, *, limits: Limits | None = None
 ) -> Parsed:
@@ -241,6 +304,10 @@ def parse_response(
         body = body.encode("utf-8")
     if isinstance(body, (bytes, bytearray, memoryview)):
         raw = bytes(body)
+        if looks_like_eventstream(raw):
+            parser = StreamParser(dialect, limits=limits, framing="eventstream")
+            parser.feed(raw)
+            return parser.close()
         head = raw.lstrip()[:6]
         if head.startswith((b"data:", b"event:", b":", b"id:")):
             parser = StreamParser(dialect, limits=limits)
@@ -249,6 +316,10 @@ def parse_response(
         try:
             decoded = loads(raw)
         except (ValueError, RecursionError) as exc:
+            if raw.strip().startswith(b"{") and raw.find(b"}\n") >= 0:  # one object a line
+                parser = StreamParser(dialect, limits=limits, framing="ndjson")
+                parser.feed(raw)
+                return parser.close()
             return Parsed(dialect, problems=(Problem("unexpected_shape", detail=f"body: {exc}"),))
         return entry.parse_body(decoded, limits, size=len(raw))
     if not isinstance(body, (Mapping, list)):

@@ -28,6 +28,7 @@ import wrapt
 from opentelemetry.instrumentation.utils import is_instrumentation_enabled
 
 from .._core.detect import detect_dialect, plausible_request
+from .._core.stream import framing_of
 from .._quietly import quietly
 from .._telemetry.operation import current_operation
 from .._telemetry.settlement import Event
@@ -101,13 +102,16 @@ def _responded(exchange: Exchange, response: aiohttp.ClientResponse, decoded: bo
     if decoded:
         headers.pop("content-encoding", None)  # aiohttp hands on decoded bytes
     mode: Mode
+    framing = framing_of(headers.get("content-type", ""))
     if not 200 <= status < 300:
         mode = "error"
-    elif headers.get("content-type", "").lower().startswith("text/event-stream"):
+    elif framing is not None:
         mode = "sse"
     else:
         mode = "body"
-    state = TapState(op, exchange.info, mode=mode, status=status, headers=headers)
+    state = TapState(
+        op, exchange.info, mode=mode, status=status, headers=headers, framing=framing or "sse"
+    )
     if op.tel.flight is not None:
         state.flight = quietly(op.tel.flight.begin, op, response.url.path, status, headers)
     if mode != "error":

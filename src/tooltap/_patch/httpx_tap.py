@@ -24,7 +24,7 @@ from opentelemetry.instrumentation.utils import is_instrumentation_enabled
 
 from .._core.detect import detect_dialect, plausible_request
 from .._core.errors import classify_error
-from .._core.stream import parse_response
+from .._core.stream import framing_of, parse_response
 from .._quietly import quietly, report
 from .._telemetry.operation import Operation, current_operation
 from .._telemetry.settlement import Event
@@ -79,8 +79,11 @@ def _responded(exchange: Exchange, response: Any, is_async: bool) -> Any:
         _record_whole(response, op, parsed=parsed)
         op.report(Event.BODY_ENDED)
         return response
-    sse = headers.get("content-type", "").lower().startswith("text/event-stream")
-    state = TapState(op, info, mode="sse" if sse else "body", status=status, headers=headers)
+    framing = framing_of(headers.get("content-type", ""))
+    if framing is None:
+        state = TapState(op, info, mode="body", status=status, headers=headers)
+    else:
+        state = TapState(op, info, mode="sse", status=status, headers=headers, framing=framing)
     op.report(Event.BODY_UNREAD)
     return _tap(response, state, is_async)
 

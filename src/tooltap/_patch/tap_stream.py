@@ -19,7 +19,7 @@ from .._core._json import loads
 from .._core.buffering import stream_buffered
 from .._core.errors import classify_error
 from .._core.model import ErrorClass, Problem, RequestInfo, ToolCall
-from .._core.stream import StreamParser, parse_response
+from .._core.stream import Framing, StreamParser, parse_response
 from .._forks import in_child
 from .._quietly import after_collection, quietly, report
 from .._telemetry.content import streamed_body
@@ -72,6 +72,7 @@ class TapState:
         "_first_at",
         "_first_bytes",
         "_first_events",
+        "_framing",
         "_kept",
         "_loop",
         "_off",
@@ -100,7 +101,9 @@ class TapState:
         mode: Mode,
         status: int,
         headers: Mapping[str, str],
+        framing: Framing = "sse",
     ) -> None:
+        """``framing``: how a stream's events are framed (``sse``, ``eventstream``, ``ndjson``)."""
         self._at = time.monotonic()
         self._read_at: float | None = None
         self._first_at = 0.0
@@ -114,7 +117,10 @@ class TapState:
         self.headers = headers
         self.capture = op.tel.config.capture_any
         limits = op.tel.config.limits
-        self._parser = StreamParser(info.dialect, limits=limits) if mode == "sse" else None
+        self._framing: Framing = framing
+        self._parser = (
+            StreamParser(info.dialect, limits=limits, framing=framing) if mode == "sse" else None
+        )
         self._buf = bytearray()
         self._cap = _ERROR_BODY_CAP if mode == "error" else limits.max_event_bytes
         self._decoded = False
@@ -237,7 +243,8 @@ class TapState:
                 self.hot = _none
                 return None
             if self._parser is not None:
-                self._first_events = chunk.count(b"\n\n") + chunk.count(b"\r\n\r\n")
+                if self._framing == "sse":  # (binary framing: no event count to judge by)
+                    self._first_events = chunk.count(b"\n\n") + chunk.count(b"\r\n\r\n")
                 self._first_bytes = len(chunk)
                 if not self.capture and self.flight is None:
                     self.hot = self._parser.feed

@@ -16,7 +16,10 @@ from typing import Any
 
 from .._core._json import loads
 from .._core.dialects import TABLE, Message, Part
+from .._core.eventstream import EventStreamDecoder, looks_like_eventstream
+from .._core.eventstream import events as eventstream_events
 from .._core.model import Parsed
+from .._core.ndjson import NDJSONParser
 from .._core.sse import SSEParser
 from .semconv import finish_reason
 
@@ -46,10 +49,18 @@ def _output_text(dialect: str, body: Any) -> list[Part]:
 
 
 def _event_data(raw: bytes) -> list[Mapping[str, Any]]:
-    """The JSON objects a whole SSE body carries, in order (others skipped)."""
-    parser = SSEParser(len(raw) + 1)
+    """The JSON objects a whole SSE, AWS event-stream or NDJSON body carries, in order
+    (others skipped)."""
+    if looks_like_eventstream(raw):
+        decoded = eventstream_events(EventStreamDecoder(len(raw) + 1).feed(raw))
+    elif raw.lstrip()[:1] == b"{":  # one object a line (an SSE body starts with a field)
+        lines = NDJSONParser(len(raw) + 1)
+        decoded = [*lines.feed(raw), *lines.close()]
+    else:
+        parser = SSEParser(len(raw) + 1)
+        decoded = [*parser.feed(raw), *parser.close()]
     out: list[Mapping[str, Any]] = []
-    for event in [*parser.feed(raw), *parser.close()]:
+    for event in decoded:
         try:
             data = loads(event.data)
         except ValueError:

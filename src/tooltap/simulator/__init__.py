@@ -1,6 +1,7 @@
-"""A loopback provider simulator that speaks OpenAI, Anthropic and Google on the wire.
+"""A loopback provider simulator that speaks OpenAI, Anthropic, Google and Bedrock on the wire.
 
-The real ``openai``, ``anthropic`` and ``google-genai`` SDKs work against it unmodified::
+The real ``openai``, ``anthropic``, ``google-genai`` and ``boto3`` SDKs work against it
+unmodified::
 
     from tooltap.simulator import Fault, Simulator
 
@@ -111,6 +112,21 @@ class Simulator:
     @property
     def google_base_url(self) -> str:
         """``HttpOptions(base_url=...)`` for ``google.genai.Client``."""
+        return self.url
+
+    @property
+    def bedrock_endpoint_url(self) -> str:
+        """``endpoint_url`` for ``boto3.client("bedrock-runtime")``."""
+        return self.url
+
+    @property
+    def ollama_host(self) -> str:
+        """``host`` for ``ollama.Client``."""
+        return self.url
+
+    @property
+    def cohere_base_url(self) -> str:
+        """``base_url`` for ``cohere.ClientV2``."""
         return self.url
 
     def inject(self, fault: Fault, *, dialect: str | None = None, times: int = 1) -> None:

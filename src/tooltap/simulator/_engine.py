@@ -11,11 +11,15 @@ from typing import Any
 from tooltap._core.detect import detect_dialect
 
 from .._forks import new_lock
+from ._eventstream import exception_message
 from ._faults import FAULT_HEADER, Delivery, Fault, FaultQueue, parse_fault_header
 from ._render import Rendered, Wire, json_response
 from ._scenario import ConversationError, Scenario
 from ._wire_anthropic import AnthropicWire
+from ._wire_bedrock import ConverseWire
+from ._wire_cohere import CohereWire
 from ._wire_google import GoogleWire
+from ._wire_ollama import OllamaWire
 from ._wire_openai import ChatWire
 from ._wire_openai_responses import ResponsesWire
 
@@ -55,7 +59,16 @@ class Engine:
         self._lock = new_lock()
         self._requests: list[RecordedRequest] = []
         self._wires: dict[str, Wire] = {
-            w.dialect: w for w in (ChatWire(), ResponsesWire(), AnthropicWire(), GoogleWire())
+            w.dialect: w
+            for w in (
+                ChatWire(),
+                ResponsesWire(),
+                AnthropicWire(),
+                GoogleWire(),
+                ConverseWire(),
+                OllamaWire(),
+                CohereWire(),
+            )
         }
 
     @property
@@ -137,10 +150,11 @@ class Engine:
         if "error_event" in kinds:
             if not rendered.stream:
                 return wire.error("server_error", 500, "")
-            rendered.chunks = [
-                *rendered.chunks[: rendered.mark],
-                wire.stream_error(reply, rendered.mark),
-            ]
+            error = wire.stream_error(reply, rendered.mark)
+            if _eventstream(rendered) and error.startswith(b"event:"):
+                # Claude on Bedrock: the stream ends with an exception message instead
+                error = exception_message("modelStreamErrorException", "Model stream failed.")
+            rendered.chunks = [*rendered.chunks[: rendered.mark], error]
         return rendered
 
 
@@ -158,6 +172,14 @@ def _error_fault(wire: Wire, fault: Fault) -> Rendered:
     if kind == "server_error":
         return wire.error(kind, int(fault.number("status", 500)), "")
     return wire.error(kind, 529 if wire.dialect == "anthropic.messages" else 503, "")
+
+
+def _eventstream(rendered: Rendered) -> bool:
+    """Whether a response is AWS event-stream framed."""
+    return any(
+        k == "content-type" and v.startswith("application/vnd.amazon.eventstream")
+        for k, v in rendered.headers
+    )
 
 
 def _history_calls(body: Any) -> int:

@@ -1,11 +1,19 @@
-"""Anthropic Messages on the wire (``POST /v1/messages``): tool_use blocks, named SSE events."""
+"""Anthropic Messages on the wire (``POST /v1/messages``): tool_use blocks, named SSE events.
+
+Claude on Bedrock (``/model/{id}/invoke``, ``/invoke-with-response-stream``: each event a
+base64 ``chunk`` of an AWS event-stream) and on Vertex AI (``...:rawPredict``,
+``:streamRawPredict``) too: the model is in the path.
+"""
 
 from __future__ import annotations
 
 import json
 import random
+import re
 from typing import Any
+from urllib.parse import unquote
 
+from ._eventstream import chunk_message
 from ._render import Rendered, args_cut, body_cut, dumps, fragments, json_response, sse
 from ._scenario import PlannedCall, PriorCall, Reply, ToolResult, Turn, content_text, token
 
@@ -33,6 +41,29 @@ _ERRORS: dict[str, tuple[str, str]] = {
     "overloaded": ("overloaded_error", "Overloaded"),
 }
 _CHOICES = {"auto": "auto", "any": "any", "tool": "tool", "none": "none"}
+_PATH_MODEL = re.compile(r"/model/([^/]+)/invoke|/models/([^/:]+):")
+_EVENTSTREAM = "application/vnd.amazon.eventstream"
+
+
+def _as_chunks(rendered: Rendered) -> Rendered:
+    """An SSE stream as Bedrock sends it: each event's data a base64 ``chunk`` message."""
+    old = rendered.chunks
+    new = [chunk_message(json.loads(_data(event))) for event in old]
+    if rendered.cut is not None:
+        at, i = rendered.cut, 0
+        while i < len(old) - 1 and at >= len(old[i]):
+            at -= len(old[i])
+            i += 1
+        rendered.cut = sum(len(c) for c in new[:i]) + len(new[i]) // 2
+    rendered.chunks = new
+    rendered.headers = [
+        (k, _EVENTSTREAM if k == "content-type" else v) for k, v in rendered.headers
+    ]
+    return rendered
+
+
+def _data(event: bytes) -> bytes:
+    return b"".join(line[5:].strip() for line in event.splitlines() if line.startswith(b"data:"))
 
 
 def _blocks(message: dict[str, Any], kind: str) -> list[dict[str, Any]]:
@@ -73,9 +104,13 @@ class AnthropicWire:
         tools = [t.get("name") for t in body.get("tools") or [] if isinstance(t, dict)]
         raw_choice = body.get("tool_choice")
         choice: dict[str, Any] = raw_choice if isinstance(raw_choice, dict) else {}
+        in_path = _PATH_MODEL.search(path)
+        model = body.get("model") or (unquote(in_path[1] or in_path[2]) if in_path else "")
+        bedrock_stream = path.rstrip("/").endswith("/invoke-with-response-stream")
         return Turn(
-            model=str(body.get("model") or ""),
-            stream=bool(body.get("stream")),
+            model=str(model),
+            stream=bool(body.get("stream")) or bedrock_stream,
+            echo={"eventstream": bedrock_stream},
             tools=tuple(str(t) for t in tools if t),
             choice=_CHOICES.get(str(choice.get("type", "auto")), "auto"),
             forced_name=choice.get("name"),
@@ -102,7 +137,8 @@ class AnthropicWire:
     def render(self, reply: Reply, turn: Turn, *, fragment: int, no_ids: bool) -> Rendered:
         """A ``message`` body, or its event stream."""
         if turn.stream:
-            return self._stream(reply, fragment)
+            rendered = self._stream(reply, fragment)
+            return _as_chunks(rendered) if turn.echo.get("eventstream") else rendered
         content: list[dict[str, Any]] = [
             {"type": "tool_use", "id": c.call_id, "name": c.name, "input": _input(c)}
             for c in reply.calls

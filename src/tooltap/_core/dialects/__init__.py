@@ -16,7 +16,10 @@ from typing import Final
 
 from . import (
     anthropic_request,
+    bedrock_converse_request,
+    cohere_chat_request,
     google_request,
+    ollama_chat_request,
     openai_chat_request,
     openai_responses_request,
 )
@@ -40,6 +43,9 @@ _ENTRIES: Final = (
     openai_responses_request.ENTRY,
     anthropic_request.ENTRY,
     google_request.ENTRY,
+    bedrock_converse_request.ENTRY,
+    ollama_chat_request.ENTRY,
+    cohere_chat_request.ENTRY,
 )
 
 #: Every dialect by name, in a stable order.

@@ -7,8 +7,8 @@ position among returned calls; ``Problem.call_index`` is the position among clie
 Problems about server blocks have ``call_index=None`` and name the block type in ``detail``.
 
 An ``error`` event (``overloaded_error``...) ends the stream with ``complete=False``; so
-does an error body. Tool blocks may interleave: each delta goes to the block its ``index``
-names.
+does an error body, and on Bedrock an exception message (``throttlingException``...).
+Tool blocks may interleave: each delta goes to the block its ``index`` names.
 
 Fast path (``Reducer.fast``): an ``input_json_delta`` of an open tool block (the one its
 ``index`` names), in Anthropic's compact shape (trailing padding allowed), has its fragment
@@ -256,8 +256,9 @@ class Reducer:
             self._blocks.clear()
             self._by_digits.clear()
             return calls
-        elif kind == "error":
-            self._error(data.get("error"))
+        elif kind == "error" or kind.endswith("Exception"):  # Bedrock: throttlingException...
+            error = data.get("error") if kind == "error" else {**data, "type": kind}
+            self._error(error)
             self._ended = self._failed = True
             self._problems += [self._cut(block) for block in self._blocks.values()]
             self._blocks.clear()

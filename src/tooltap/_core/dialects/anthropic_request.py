@@ -6,13 +6,16 @@ BLOCK: the results of one turn go in ONE ``role: "user"`` message (``result_mess
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from collections.abc import Mapping, Sequence
+from functools import lru_cache
 from typing import Any, Final
+from urllib.parse import unquote
 
-from ..model import ToolCall
+from ..model import RequestInfo, ToolCall
 from . import anthropic
-from ._base import STAINLESS_RETRY_COUNT, Dialect, unchanged
+from ._base import STAINLESS_RETRY_COUNT, Dialect
 from ._content import Message, Part, definition, text_parts, tools_of
 from ._request import DeclaredTool, Reader, assistant, described, items, result_text
 
@@ -22,6 +25,7 @@ __all__ = [
     "TOOL_NAME_RULE",
     "claims_path",
     "declarations",
+    "from_path",
     "input_messages",
     "output_text",
     "provider_name",
@@ -175,13 +179,53 @@ def _removal(r: Reader, block: Mapping[str, Any]) -> None:
         r.removed(tool.get("name"))
 
 
+#: Claude on Bedrock: ``/model/{modelId}/invoke`` (``-with-response-stream``: an AWS
+#: event-stream of base64 Anthropic events); the model id names Anthropic.
+_BEDROCK_PATH: Final = re.compile(
+    r"/model/([^/]*anthropic[^/]*)/invoke(-with-response-stream)?$", re.IGNORECASE
+)
+#: Claude on Vertex AI: ``.../publishers/anthropic/models/{model}:rawPredict`` (or
+#: ``:streamRawPredict``); ``count-tokens`` is not a Messages call.
+_VERTEX_PATH: Final = re.compile(r"/publishers/anthropic/models/([^/:]+):(stream)?[rR]awPredict$")
+
+
 def claims_path(path: str) -> bool:
-    """A ``.../messages`` path is Anthropic's unless it is OpenAI Assistants' ``/threads/``."""
-    return "/threads/" not in path
+    """A ``.../messages`` path is Anthropic's unless it is OpenAI Assistants' ``/threads/``;
+    an ``/invoke`` or ``:rawPredict`` path is when it names a Claude model (Bedrock, Vertex)."""
+    if path.endswith("/messages"):
+        return "/threads/" not in path
+    if path.endswith(("/invoke", "/invoke-with-response-stream")):
+        return _BEDROCK_PATH.search(path) is not None
+    match = _VERTEX_PATH.search(path)
+    return match is not None and match.group(1) != "count-tokens"
+
+
+def from_path(info: RequestInfo, path: str) -> RequestInfo:
+    """Bedrock's and Vertex's path name the model (the body has none); Bedrock's also
+    tells streaming (its body has no ``stream``)."""
+    model, stream = _path_facts(path)
+    model = info.model or model
+    stream = info.stream or stream
+    if model == info.model and stream == info.stream:
+        return info
+    return dataclasses.replace(info, model=model, stream=stream)
+
+
+@lru_cache(maxsize=256)  # a client's few model paths: read once, not on every request
+def _path_facts(path: str) -> tuple[str | None, bool]:
+    bedrock = _BEDROCK_PATH.search(path)
+    if bedrock is not None:
+        return unquote(bedrock.group(1)), bedrock.group(2) is not None
+    vertex = _VERTEX_PATH.search(path)
+    return (unquote(vertex.group(1)) if vertex else None), False
 
 
 def provider_name(host: str | None, path: str | None) -> str:
-    """``gen_ai.provider.name``, whatever the host."""
+    """``gen_ai.provider.name``: ``aws.bedrock`` and ``gcp.vertex_ai`` by their paths."""
+    if path and path.endswith(("/invoke", "/invoke-with-response-stream")):
+        return "aws.bedrock"
+    if path and path.endswith((":rawPredict", ":streamRawPredict")):
+        return "gcp.vertex_ai"
     return "anthropic"
 
 
@@ -270,11 +314,18 @@ def tool_definitions(body: Mapping[str, Any]) -> list[dict[str, Any] | None]:
 ENTRY: Final = Dialect(
     name=anthropic.DIALECT,
     provider=anthropic.PROVIDER,
-    path_suffixes=("/messages",),
+    # Claude on Bedrock and on Vertex AI too (the path names the model)
+    path_suffixes=(
+        "/messages",
+        "/invoke",
+        "/invoke-with-response-stream",
+        ":rawPredict",
+        ":streamRawPredict",
+    ),
     claims_path=claims_path,
     body_keys=((b'"messages"',), (b'"model"', b'"max_tokens"')),
     body_streams=True,
-    from_path=unchanged,
+    from_path=from_path,
     reducer=anthropic.Reducer,
     parse_body=anthropic.parse_body,
     read_request=read_request,
