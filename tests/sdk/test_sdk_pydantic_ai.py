@@ -165,7 +165,7 @@ _GLOBAL_SCRIPT = textwrap.dedent(
     provider = TracerProvider()
     provider.add_span_processor(SimpleSpanProcessor(exporter))
     trace.set_tracer_provider(provider)
-    tooltap.instrument()
+    tooltap.instrument(adopt_tool_spans=True)
     Agent.instrument_all()
     with Simulator() as sim:
         model = OpenAIChatModel(

@@ -100,7 +100,8 @@ def test_a_received_event_read_after_adoption_names_the_frameworks_span() -> Non
 
 
 def test_adoption_switch() -> None:
-    assert adoption_on(Config(), {})
+    assert not adoption_on(Config(), {})
+    assert adoption_on(Config(), {"TOOLTAP_ADOPT_TOOL_SPANS": "1"})
     assert not adoption_on(Config(), {"TOOLTAP_ADOPT_TOOL_SPANS": "0"})
     assert not adoption_on(Config(adopt_tool_spans=False), {})
     assert adoption_on(Config(adopt_tool_spans=True), {"TOOLTAP_ADOPT_TOOL_SPANS": "false"})

@@ -177,7 +177,8 @@ class Config:
     stream_buffered_events: int = 8
     #: Adopt an agent framework's own tool span (pydantic-ai, OpenInference's LangChain
     #: instrumentor) as a call's ``execute_tool`` span instead of emitting a second one.
-    #: None reads ``$TOOLTAP_ADOPT_TOOL_SPANS`` (default on).
+    #: None reads ``$TOOLTAP_ADOPT_TOOL_SPANS`` (default off:
+    #: a flush() from a listener while a stream is read ends pending spans too early).
     adopt_tool_spans: bool | None = None
 
     #: Host patterns observed (``fnmatch``, e.g. ``"*.openai.azure.com"``; one with a ``/``

@@ -52,11 +52,11 @@ ADOPT_ENV: Final = "TOOLTAP_ADOPT_TOOL_SPANS"
 
 
 def adoption_on(config: Config, environ: Mapping[str, str] | None = None) -> bool:
-    """Whether framework tool spans are adopted: the config, else the environment (on)."""
+    """Whether framework tool spans are adopted: the config, else the environment (off)."""
     if config.adopt_tool_spans is not None:
         return bool(config.adopt_tool_spans)
     value = (os.environ if environ is None else environ).get(ADOPT_ENV, "")
-    return value.strip().lower() not in ("0", "false", "no", "off")
+    return value.strip().lower() in ("1", "true", "yes", "on")
 
 
 def set_framework_probe(probe: Callable[[], bool]) -> None:
