@@ -68,7 +68,7 @@ def instrumented(**options: Any) -> Iterator[Run]:
         tracer_provider=run.tracer_provider,
         meter_provider=run.meter_provider,
         listeners=[run.events.append],
-        **{"adopt_tool_spans": True, **options},
+        **options,
     )
     try:
         yield run

@@ -26,6 +26,7 @@ from pydantic_ai.models.openai import OpenAIChatModel
 from pydantic_ai.providers.openai import OpenAIProvider
 
 import tooltap
+from tooltap._telemetry.pending_span import PendingToolSpan
 from tooltap.simulator import Fault, Simulator
 
 from .drivers import RESULTS, USER
@@ -121,6 +122,31 @@ def test_pydantic_ai_metrics_same_traced_or_not(sim: Simulator, fault: str | Non
     assert any(name == "tooltap.tool_call.duration" for name, _ in metrics[0])
 
 
+@pytest.mark.parametrize(
+    ("setting", "traced", "another", "waits"),
+    [
+        (None, True, False, True),
+        (None, False, False, False),  # its tracing off: nothing to wait for
+        (None, True, True, False),  # its tracing records elsewhere
+        (True, False, False, True),
+        (False, True, False, False),
+    ],
+)
+def test_pydantic_ai_spans_wait_only_when_adoption_can_happen(
+    sim: Simulator, setting: bool | None, traced: bool, another: bool, waits: bool
+) -> None:
+    """By default a call's span waits for pydantic-ai's only while pydantic-ai's tracing
+    records into tooltap's provider; ``True`` always, ``False`` never."""
+    elsewhere = TracerProvider() if another else None
+    with instrumented(adopt_tool_spans=setting) as run:
+        run_pydantic_ai(sim, run, traced=traced, provider=elsewhere)
+    received = [e.span for e in run.events if isinstance(e, tooltap.ToolCallReceived)]
+    assert len(received) == 2
+    assert [isinstance(s, PendingToolSpan) for s in received] == [waits, waits]
+    for call_id in run.call_ids():
+        assert len(run.tool_spans(call_id)) == 1 + (traced and not waits and not another)
+
+
 def test_pydantic_ai_switched_off_keeps_both_spans(sim: Simulator) -> None:
     with instrumented(adopt_tool_spans=False) as run:
         run_pydantic_ai(sim, run, traced=True)
@@ -165,7 +191,7 @@ _GLOBAL_SCRIPT = textwrap.dedent(
     provider = TracerProvider()
     provider.add_span_processor(SimpleSpanProcessor(exporter))
     trace.set_tracer_provider(provider)
-    tooltap.instrument(adopt_tool_spans=True)
+    tooltap.instrument()
     Agent.instrument_all()
     with Simulator() as sim:
         model = OpenAIChatModel(

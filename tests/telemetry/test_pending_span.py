@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import logging
 import threading
 import time
 
+import pytest
 from opentelemetry import trace
 from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
@@ -13,8 +15,11 @@ from opentelemetry.trace import Status, StatusCode
 
 from tooltap import ToolCallReceived
 from tooltap._core.model import ToolCall
+from tooltap._telemetry import adoption
+from tooltap._telemetry.adoption import Adoption
 from tooltap._telemetry.config import Config
-from tooltap._telemetry.pending_span import PendingToolSpan, adoption_on
+from tooltap._telemetry.config_env import environment_options
+from tooltap._telemetry.pending_span import PendingToolSpan
 
 ATTRIBUTES = {
     "gen_ai.operation.name": "execute_tool",
@@ -99,12 +104,63 @@ def test_a_received_event_read_after_adoption_names_the_frameworks_span() -> Non
     assert event.span_context == theirs.get_span_context()
 
 
-def test_adoption_switch() -> None:
-    assert not adoption_on(Config(), {})
-    assert adoption_on(Config(), {"TOOLTAP_ADOPT_TOOL_SPANS": "1"})
-    assert not adoption_on(Config(), {"TOOLTAP_ADOPT_TOOL_SPANS": "0"})
-    assert not adoption_on(Config(adopt_tool_spans=False), {})
-    assert adoption_on(Config(adopt_tool_spans=True), {"TOOLTAP_ADOPT_TOOL_SPANS": "false"})
+def test_adoption_modes(monkeypatch: pytest.MonkeyPatch) -> None:
+    """auto: pending only while a framework span records; on: whenever hooked; off: never."""
+    provider, _ = _setup()
+    hooked = [False]
+    monkeypatch.setattr(adoption, "_probe", lambda: hooked[0])
+    auto, on, off = Adoption(Config().adopt_tool_spans), Adoption(True), Adoption(False)
+    assert (auto.mode, on.mode, off.mode) == ("auto", "on", "off")
+    assert [m.adopts for m in (auto, on, off)] == [True, True, False]
+    assert [m.pending() for m in (auto, on, off)] == [False, False, False]  # nothing hooked
+    hooked[0] = True
+    assert [m.pending() for m in (auto, on, off)] == [False, True, False]
+    run = provider.get_tracer("framework").start_span("agent run")
+    for mode in (auto, off):
+        mode.framework_span(run)
+    assert [m.pending() for m in (auto, on, off)] == [True, True, False]
+    run.end()
+    assert [m.pending() for m in (auto, on, off)] == [False, True, False]
+
+
+@pytest.mark.parametrize(
+    ("text", "setting"),
+    [("auto", None), ("AUTO", None), ("1", True), ("on", True), ("0", False), ("off", False)],
+)
+def test_adoption_variable(text: str, setting: bool | None) -> None:
+    options, _ = environment_options({"TOOLTAP_ADOPT_TOOL_SPANS": text}, (), pytest.fail)
+    assert options["adopt_tool_spans"] == ("TOOLTAP_ADOPT_TOOL_SPANS", setting)
+
+
+def test_pending_span_knows_its_parent_without_being_made() -> None:
+    """Flush keeps a live response's calls by their parent: a pending span has it too."""
+    provider, exporter = _setup()
+    tracer = provider.get_tracer("t")
+    inference = tracer.start_span("chat")
+    under = PendingToolSpan(tracer, "execute_tool lookup", trace.set_span_in_context(inference), {})
+    assert under.parent == inference.get_span_context()
+    assert PendingToolSpan(tracer, "execute_tool lookup", None, {}).parent is None
+    assert exporter.get_finished_spans() == ()  # neither was made
+
+
+def test_a_tracer_that_fails_leaves_a_non_recording_span(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    provider, exporter = _setup()
+    tracer = provider.get_tracer("t")
+
+    def broken(*args: object, **kwargs: object) -> None:
+        raise RuntimeError("tracer")
+
+    pending = PendingToolSpan(tracer, "execute_tool lookup", None, ATTRIBUTES)
+    pending.set_attribute("tooltap.result", "ok")
+    tracer.start_span = broken  # type: ignore[method-assign]
+    caplog.set_level(logging.DEBUG, "tooltap")
+    assert not pending.get_span_context().is_valid
+    pending.end()  # no raise, nothing made
+    assert exporter.get_finished_spans() == ()
+    (record,) = [r for r in caplog.records if r.exc_info]
+    assert "pending_span" in record.getMessage()
 
 
 def test_a_child_of_a_pending_span_without_a_parent_nests_under_it() -> None:

@@ -5,13 +5,16 @@ in scope, and hands both to ``foreign_tool_span.adopt``; the framework's result,
 exceptions and span are passed on untouched.
 
 - pydantic-ai (``instrument=True`` or logfire): its instrumentation capability opens
-  ``execute_tool {name}`` (also for arguments that failed validation) through
-  ``start_as_current_span`` with ``gen_ai.tool.call.id`` among the start attributes.
+  its spans (the agent run, ``execute_tool {name}``, also for arguments that failed
+  validation) through ``start_as_current_span``, a tool's with ``gen_ai.tool.call.id``
+  among the start attributes.
 - OpenInference's LangChain instrumentor: ``OpenInferenceTracer._start_trace`` opens a
-  TOOL span per tool run; the run's ``extra`` holds LangChain's ``tool_call_id``.
+  span per run (chain, model, tool); a TOOL run's ``extra`` holds LangChain's
+  ``tool_call_id``.
 
-While a hook is in place, tooltap's own tool spans wait (``pending_span``) until a
-framework span is adopted or the span is needed.
+Every span a hook sees start is reported (``framework_span``): while one records into
+tooltap's provider, tooltap's own tool spans wait (``adoption``, ``pending_span``) until
+a framework span is adopted or the span is needed.
 """
 
 from __future__ import annotations
@@ -22,15 +25,16 @@ from typing import Any
 
 from .._quietly import quietly
 from .._telemetry import semconv as sc
-from .._telemetry.foreign_tool_span import adopt
-from .._telemetry.pending_span import set_framework_probe
+from .._telemetry.adoption import set_framework_probe
+from .._telemetry.foreign_tool_span import adopt, framework_span
 from .patchset import Patch, PatchSet
 
 __all__ = ["PATCHES"]
 
 
 class _Adopting:
-    """``manager`` (a span's context manager), adopting the span it enters."""
+    """``manager`` (a span's context manager): reports the span it enters, and adopts it
+    when it is a tool run's (``call_id``)."""
 
     __slots__ = ("_call_id", "_manager", "_name")
 
@@ -39,7 +43,9 @@ class _Adopting:
 
     def __enter__(self) -> Any:
         span = self._manager.__enter__()
-        quietly(adopt, span, self._call_id, self._name)
+        quietly(framework_span, span)
+        if self._call_id:
+            quietly(adopt, span, self._call_id, self._name)
         return span
 
     def __exit__(
@@ -58,12 +64,10 @@ def _pydantic_ai_span(
     manager = wrapped(*args, **kwargs)
     attributes = kwargs.get("attributes")
     if not isinstance(attributes, Mapping):
-        return manager
-    if attributes.get(sc.GEN_AI_OPERATION_NAME) != sc.OPERATION_EXECUTE_TOOL:
-        return manager
-    call_id = attributes.get(sc.GEN_AI_TOOL_CALL_ID)
-    if not call_id:
-        return manager
+        attributes = {}
+    call_id = None
+    if attributes.get(sc.GEN_AI_OPERATION_NAME) == sc.OPERATION_EXECUTE_TOOL:
+        call_id = attributes.get(sc.GEN_AI_TOOL_CALL_ID)
     return _Adopting(manager, call_id, attributes.get(sc.GEN_AI_TOOL_NAME))
 
 
@@ -77,14 +81,15 @@ def _openinference_run(
 
 
 def _adopt_run(tracer: Any, run: Any) -> None:
+    span = tracer.get_span(run.id)
+    if span is None:
+        return
+    framework_span(span)
     if str(getattr(run, "run_type", "")).lower() != "tool":
         return
     extra = getattr(run, "extra", None)
     call_id = extra.get("tool_call_id") if isinstance(extra, Mapping) else None
     if not call_id:
-        return
-    span = tracer.get_span(run.id)
-    if span is None:
         return
     serialized = getattr(run, "serialized", None)
     name = serialized.get("name") if isinstance(serialized, Mapping) else None

@@ -177,8 +177,8 @@ class Config:
     stream_buffered_events: int = 8
     #: Adopt an agent framework's own tool span (pydantic-ai, OpenInference's LangChain
     #: instrumentor) as a call's ``execute_tool`` span instead of emitting a second one.
-    #: None reads ``$TOOLTAP_ADOPT_TOOL_SPANS`` (default off:
-    #: a flush() from a listener while a stream is read ends pending spans too early).
+    #: None (auto): while the framework's tracing records into tooltap's provider; True:
+    #: whenever a framework is hooked; False: never.
     adopt_tool_spans: bool | None = None
 
     #: Host patterns observed (``fnmatch``, e.g. ``"*.openai.azure.com"``; one with a ``/``
@@ -412,7 +412,7 @@ _CHECKS: Final[Mapping[str, tuple[Callable[[object], object], str]]] = {
     "max_open_bytes": (_count, "a whole number of bytes >= 0"),
     "call_id_memory": (_count, "a whole number >= 0"),
     "export": (_flag, "True, False or None"),
-    "adopt_tool_spans": (_flag, "True, False or None"),
+    "adopt_tool_spans": (_flag, "True, False or None (auto)"),
     "prometheus_port": (_port, "a port number 0-65535 (0: a free one) or None"),
     "prometheus_host": (_host, "an address such as 127.0.0.1, or None"),
     "stream_buffered_wait": (_seconds, "seconds >= 0"),

@@ -38,6 +38,10 @@ def _flag(text: str) -> bool:
     raise ValueError(text)
 
 
+def _flag_or_auto(text: str) -> bool | None:
+    return None if text.lower() == "auto" else _flag(text)
+
+
 def _patterns(text: str) -> tuple[str, ...]:
     return tuple(p.strip() for p in text.split(",") if p.strip())
 
@@ -51,7 +55,7 @@ _PARSERS: Final[Mapping[str, Callable[[str], Any]]] = {
     "max_open_bytes": int,
     "call_id_memory": int,
     "export": _flag,
-    "adopt_tool_spans": _flag,
+    "adopt_tool_spans": _flag_or_auto,
     "prometheus_port": int,
     "prometheus_host": str,
     "stream_buffered_wait": float,

@@ -1,8 +1,9 @@
 """Adopting a framework's tool span as THE ``execute_tool`` span of a call tooltap has open.
 
-The patch layer calls ``adopt`` when a framework starts its span for a tool run, with
-the call id (and name) the framework has in scope. The span is adopted when all hold:
-adoption is on (``Config.adopt_tool_spans``, ``$TOOLTAP_ADOPT_TOOL_SPANS``), the span
+The patch layer calls ``framework_span`` for each span a hooked framework starts, and
+``adopt`` when it starts its span for a tool run, with the call id (and name) the
+framework has in scope. The span is adopted when all hold:
+adoption is not off (``Config.adopt_tool_spans``, ``$TOOLTAP_ADOPT_TOOL_SPANS``), the span
 records, it belongs to the tracer provider tooltap records into (same span processor:
 a framework exporting elsewhere keeps its span and tooltap keeps its own), and tooltap
 has an open call of that id in the current conversation whose span is still pending.
@@ -22,7 +23,18 @@ from .conversation import current_conversation
 from .pending_span import PendingToolSpan
 from .telemetry import get_telemetry
 
-__all__ = ["adopt"]
+__all__ = ["adopt", "framework_span"]
+
+
+def framework_span(span: Span) -> None:
+    """A hooked framework started ``span``: while it records into tooltap's provider, calls
+    received get pending spans (``adoption``). Never raises."""
+    try:
+        tel = get_telemetry()
+        if tel is not None and span.is_recording() and _records_into(span, tel.tracer):
+            tel.lifecycle.adoption.framework_span(span)
+    except Exception as exc:  # noqa: BLE001
+        report(exc, "foreign_tool_span")
 
 
 def adopt(
@@ -40,7 +52,7 @@ def _adopt(span: Span, call_id: object, name: object, args: object) -> PendingTo
     tel = get_telemetry()
     if tel is None or not isinstance(call_id, str) or not call_id:
         return None
-    if not tel.lifecycle.adopts or not span.is_recording():
+    if not tel.lifecycle.adoption.adopts or not span.is_recording():
         return None
     if not _records_into(span, tel.tracer):
         return None

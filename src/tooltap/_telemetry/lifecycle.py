@@ -26,8 +26,9 @@ call never fully arrived: no span, but it is open (spanless) so that a result fo
 counts as ``ok``/``error``, not ``unknown_call``; it expires silently. Listeners get no
 ``ToolCallReceived`` for a broken call (it is not a call to run).
 
-While an agent framework that traces its own tools is hooked, the span is pending
-(``pending_span``): a framework's span for the call may be adopted instead.
+While an agent framework that traces its own tools into the same provider is at work,
+the span is pending (``adoption``, ``pending_span``): a framework's span for the call
+may be adopted instead.
 
 A forked child starts with empty tables and a fresh lock. A retired lifecycle (its
 ``Telemetry`` uninstrumented) ends at once, as orphaned, every call that still reaches it
@@ -50,13 +51,14 @@ from .._core.model import ModelTurn, Problem, ToolCall, ToolResultRef
 from .._core.problems import BROKEN_CALL_KINDS
 from .._forks import OwnedLock, in_child
 from . import semconv as sc
+from .adoption import Adoption, start_tool_span
 from .callids import Bounded, call_key
 from .config import Config
 from .conversation import current_conversation
 from .correlate import Answered, Identity, OpenCall, OpenCalls, Scope, Wanted, moved_past
 from .instruments import Instruments, ToolNames
 from .listeners import Listeners, ToolCallReceived, ToolResultSent
-from .pending_span import adopted_result, adoption_on, context_of, start_tool_span
+from .pending_span import adopted_result, context_of
 from .sanitize import Sanitizer
 
 __all__ = ["Lifecycle", "OpenCall"]
@@ -87,8 +89,7 @@ class Lifecycle:
         self._content = config.content_on_span
         self._orphan_timeout = config.orphan_timeout
         self._limits = (config.max_open_calls, config.max_open_bytes, config.call_id_memory)
-        #: A framework's tool span may become a call's span (``foreign_tool_span``).
-        self.adopts = adoption_on(config)
+        self._adopt_setting = config.adopt_tool_spans
         self._retired = False
         self._reset()
         _lifecycles.add(self)
@@ -96,6 +97,8 @@ class Lifecycle:
     def _reset(self) -> None:
         count, size, memory = self._limits
         self._lock = OwnedLock()
+        #: Whether a framework's tool span may become a call's span (``foreign_tool_span``).
+        self.adoption = Adoption(self._adopt_setting)
         self._open = OpenCalls(count, size)
         self._answered = Answered(memory)
         # response id -> its conversation ("" if none) and its calls' scope (chains of
@@ -162,7 +165,7 @@ class Lifecycle:
             f"{sc.OPERATION_EXECUTE_TOOL} {name}".rstrip(),
             ctx,
             clean.count(attributes),
-            adopt=self.adopts,
+            pending=self.adoption.pending(),
         )
         key = None if broken else call_key(call.name, call.args)
         entry = OpenCall(span, call.call_id, call.name, call.index, key, provider, label,
@@ -304,7 +307,8 @@ class Lifecycle:
             result = sc.RESULT_ERROR if ref.is_error else sc.RESULT_OK
             duration = self._finish(entry, result, is_error=ref.is_error)
             if entry.span is not None:
-                links.append(entry.span.get_span_context())
+                if (context := entry.span.get_span_context()).is_valid:
+                    links.append(context)
                 adopted_result(
                     entry.span, inference_span, ref.call_id, entry.name, result, duration
                 )

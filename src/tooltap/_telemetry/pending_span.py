@@ -14,69 +14,37 @@ Then exactly one of two things happens, once:
   end): a real span is started, back-dated to the receipt time, with the initial
   attributes, and the later records are replayed on it (events keep their times).
 
-Thread-safe; nothing here raises into the caller beyond what the tracer raises.
+Until then it settles as a real span would: its ``parent`` is the span it was received
+under, so a flush keeps it open while that response is still being read. A tracer that
+fails when the span is made is reported and leaves a non-recording span. Thread-safe.
 """
 
 from __future__ import annotations
 
-import os
 import threading
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from typing import Any, Final
 
 from opentelemetry.context import Context, get_current
-from opentelemetry.trace import Span, SpanContext, SpanKind, Status, StatusCode, Tracer
+from opentelemetry.trace import (
+    INVALID_SPAN,
+    Span,
+    SpanContext,
+    SpanKind,
+    Status,
+    StatusCode,
+    Tracer,
+    get_current_span,
+)
 from opentelemetry.util.types import Attributes, AttributeValue
 
+from .._quietly import report
 from . import semconv as sc
-from .config import Config
 
-__all__ = [
-    "ADOPT_ENV",
-    "PendingToolSpan",
-    "adopted_result",
-    "adoption_on",
-    "context_of",
-    "set_framework_probe",
-    "start_tool_span",
-]
+__all__ = ["PendingToolSpan", "adopted_result", "context_of"]
 
 _GEN_AI: Final = "gen_ai."
-
-#: Whether a framework whose tool spans tooltap adopts is hooked (set by the patch layer).
-_probe: Callable[[], bool] = lambda: False  # noqa: E731
-
-
-ADOPT_ENV: Final = "TOOLTAP_ADOPT_TOOL_SPANS"
-
-
-def adoption_on(config: Config, environ: Mapping[str, str] | None = None) -> bool:
-    """Whether framework tool spans are adopted: the config, else the environment (off)."""
-    if config.adopt_tool_spans is not None:
-        return bool(config.adopt_tool_spans)
-    value = (os.environ if environ is None else environ).get(ADOPT_ENV, "")
-    return value.strip().lower() in ("1", "true", "yes", "on")
-
-
-def set_framework_probe(probe: Callable[[], bool]) -> None:
-    """Tell ``start_tool_span`` how to know that a framework's tool spans may come."""
-    global _probe
-    _probe = probe
-
-
-def start_tool_span(
-    tracer: Tracer,
-    name: str,
-    context: Context | None,
-    attributes: dict[str, Any],
-    *,
-    adopt: bool,
-) -> Span:
-    """A call's ``execute_tool`` span: pending when ``adopt`` and a framework is hooked."""
-    if adopt and _probe():
-        return PendingToolSpan(tracer, name, context, attributes)
-    return tracer.start_span(name, context=context, kind=SpanKind.INTERNAL, attributes=attributes)
 
 
 class PendingToolSpan(Span):
@@ -97,6 +65,12 @@ class PendingToolSpan(Span):
         self._lock = threading.Lock()
 
     @property
+    def parent(self) -> SpanContext | None:
+        """The context of the span the call was received under (a real span's ``parent``)."""
+        context = get_current_span(self._context).get_span_context()
+        return context if context.is_valid else None
+
+    @property
     def adopted(self) -> Span | None:
         """The framework's span this one became, if any."""
         return self._adopted
@@ -115,16 +89,24 @@ class PendingToolSpan(Span):
         return True
 
     def _materialize(self) -> Span:
-        """The real span (started at receipt, with what was recorded), made once."""
+        """The real span (started at receipt, with what was recorded), made once.
+
+        A tracer that fails leaves a non-recording span (the failure is reported): the
+        call's lifecycle and metrics go on, as they do when anything else fails.
+        """
         with self._lock:
             if self._real is None:
-                real = self._tracer.start_span(
-                    self._name,
-                    context=self._context,
-                    kind=SpanKind.INTERNAL,
-                    attributes=self._initial,
-                    start_time=self._start,
-                )
+                try:
+                    real = self._tracer.start_span(
+                        self._name,
+                        context=self._context,
+                        kind=SpanKind.INTERNAL,
+                        attributes=self._initial,
+                        start_time=self._start,
+                    )
+                except Exception as exc:  # noqa: BLE001 - contained like every tooltap fault
+                    report(exc, "pending_span")
+                    real = INVALID_SPAN
                 for op in self._later:
                     _replay(real, op)
                 self._later.clear()
