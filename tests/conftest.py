@@ -14,6 +14,10 @@ from hypothesis import HealthCheck, settings
 
 from tests.recorder import Recorder
 
+#: Agent frameworks whose pins the project's venv cannot hold run in their own venv
+#: (``scripts/test-framework-venvs`` sets the variable); every other run leaves them out.
+collect_ignore = [] if os.environ.get("TOOLTAP_FRAMEWORK_VENV") == "1" else ["framework_venv"]
+
 # An unknown or invalid option in any test is a mistake in the test: raise, do not warn.
 os.environ.setdefault("TOOLTAP_STRICT_CONFIG", "1")
 

@@ -13,13 +13,17 @@ from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 from opentelemetry.trace import Status, StatusCode
 
+import tooltap
+from tests.recorder import Recorder
 from tooltap import ToolCallReceived
 from tooltap._core.model import ToolCall
 from tooltap._telemetry import adoption
 from tooltap._telemetry.adoption import Adoption
 from tooltap._telemetry.config import Config
 from tooltap._telemetry.config_env import environment_options
+from tooltap._telemetry.foreign_tool_span import adopt
 from tooltap._telemetry.pending_span import PendingToolSpan
+from tooltap._telemetry.telemetry import get_telemetry
 
 ATTRIBUTES = {
     "gen_ai.operation.name": "execute_tool",
@@ -183,3 +187,29 @@ def test_a_child_of_a_pending_span_without_a_parent_nests_under_it() -> None:
     assert tool.parent is None
     assert child.parent is not None and tool.context is not None
     assert child.parent.span_id == tool.context.span_id
+
+
+def test_a_framework_span_without_an_id_is_adopted_by_name_and_arguments(
+    recorder: Recorder, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """google-adk knows the call id only when the tool has returned."""
+    monkeypatch.setattr(adoption, "_probe", lambda: True)
+    recorder.instrument(adopt_tool_spans=True)
+    tel = get_telemetry()
+    assert tel is not None
+    call = ToolCall("lookup", {"key": "height"}, "openai", "call_1", 0)
+    entry = tel.lifecycle.received(call, parent=None, provider="openai", label="lookup")
+    assert isinstance(entry.span, PendingToolSpan)
+    tracer = recorder.tracer_provider.get_tracer("framework")
+    other = tracer.start_span("execute_tool lookup")
+    assert adopt(other, None, "lookup", {"key": "weight"}) is None  # another call's arguments
+    assert adopt(other, None, None, None) is None  # nothing to match by
+    theirs = tracer.start_span("execute_tool lookup")
+    assert adopt(theirs, None, "lookup", {"key": "height"}) is entry.span
+    assert entry.span.adopted is theirs
+    other.end()
+    theirs.end()
+    tooltap.flush()
+    (adopted,) = [s for s in recorder.tools() if s.name == "execute_tool lookup" and
+                  (s.attributes or {}).get("tooltap.tool_span") == "adopted"]  # fmt: skip
+    assert (adopted.attributes or {})["gen_ai.tool.call.id"] == "call_1"

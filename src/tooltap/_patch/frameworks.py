@@ -8,6 +8,13 @@ exceptions and span are passed on untouched.
   its spans (the agent run, ``execute_tool {name}``, also for arguments that failed
   validation) through ``start_as_current_span``, a tool's with ``gen_ai.tool.call.id``
   among the start attributes.
+- strands-agents: its ``Tracer._start_span`` opens every span (agent, cycle, model,
+  ``execute_tool {name}``) and sets the start attributes on it; a tool's carry
+  ``gen_ai.tool.call.id`` (the model's ``toolUseId``).
+- google-adk: ``record_agent_invocation`` opens ``invoke_agent {name}`` (its context
+  published on the scope it yields), ``record_tool_execution`` opens
+  ``execute_tool {name}`` as the current span; the call id is set only when the tool
+  has returned, so the call is matched by the tool's name and arguments.
 - OpenInference's LangChain instrumentor: ``OpenInferenceTracer._start_trace`` opens a
   span per run (chain, model, tool); a TOOL run's ``extra`` holds LangChain's
   ``tool_call_id``.
@@ -22,6 +29,8 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from types import TracebackType
 from typing import Any
+
+from opentelemetry.trace import get_current_span
 
 from .._quietly import quietly
 from .._telemetry import semconv as sc
@@ -71,6 +80,72 @@ def _pydantic_ai_span(
     return _Adopting(manager, call_id, attributes.get(sc.GEN_AI_TOOL_NAME))
 
 
+class _AdoptingAsync:
+    """``manager`` (google-adk's async telemetry scope): reports the span it opens, and
+    adopts it when it is a tool's (named ``name``, called with ``args``)."""
+
+    __slots__ = ("_args", "_manager", "_name")
+
+    def __init__(self, manager: Any, name: object = None, args: object = None) -> None:
+        self._manager, self._name, self._args = manager, name, args
+
+    async def __aenter__(self) -> Any:
+        scope = await self._manager.__aenter__()
+        quietly(_adopt_adk, scope, self._name, self._args)
+        return scope
+
+    async def __aexit__(
+        self,
+        kind: type[BaseException] | None,
+        value: BaseException | None,
+        traceback: TracebackType | None,
+    ) -> bool | None:
+        result: bool | None = await self._manager.__aexit__(kind, value, traceback)
+        return result
+
+
+def _adopt_adk(scope: Any, name: object, args: object) -> None:
+    # an agent's scope publishes its context; a tool's span is the current one
+    span = get_current_span(getattr(scope, "otel_context", None))
+    framework_span(span)
+    if name is not None:
+        adopt(span, None, name, args)
+
+
+def _adk_agent(
+    wrapped: Callable[..., Any], instance: Any, args: tuple[Any, ...], kwargs: dict[str, Any]
+) -> Any:
+    return _AdoptingAsync(wrapped(*args, **kwargs))
+
+
+def _adk_tool(
+    wrapped: Callable[..., Any], instance: Any, args: tuple[Any, ...], kwargs: dict[str, Any]
+) -> Any:
+    manager = wrapped(*args, **kwargs)
+    tool = args[0] if args else kwargs.get("tool")
+    arguments = args[2] if len(args) > 2 else kwargs.get("function_args")
+    return _AdoptingAsync(manager, getattr(tool, "name", None), arguments)
+
+
+def _strands_span(
+    wrapped: Callable[..., Any], instance: Any, args: tuple[Any, ...], kwargs: dict[str, Any]
+) -> Any:
+    span = wrapped(*args, **kwargs)
+    quietly(_adopt_strands, span, kwargs.get("attributes"))
+    return span
+
+
+def _adopt_strands(span: Any, attributes: object) -> None:
+    framework_span(span)
+    if not isinstance(attributes, Mapping):
+        return
+    if attributes.get(sc.GEN_AI_OPERATION_NAME) != sc.OPERATION_EXECUTE_TOOL:
+        return
+    call_id = attributes.get(sc.GEN_AI_TOOL_CALL_ID)
+    if call_id:
+        adopt(span, call_id, attributes.get(sc.GEN_AI_TOOL_NAME))
+
+
 def _openinference_run(
     wrapped: Callable[..., Any], instance: Any, args: tuple[Any, ...], kwargs: dict[str, Any]
 ) -> Any:
@@ -101,6 +176,9 @@ PATCHES = PatchSet(
         Patch(
             "pydantic_ai.capabilities.instrumentation", "start_as_current_span", _pydantic_ai_span
         ),
+        Patch("strands.telemetry.tracer", "Tracer._start_span", _strands_span),
+        Patch("google.adk.telemetry._instrumentation", "record_agent_invocation", _adk_agent),
+        Patch("google.adk.telemetry._instrumentation", "record_tool_execution", _adk_tool),
         Patch(
             "openinference.instrumentation.langchain._tracer",
             "OpenInferenceTracer._start_trace",

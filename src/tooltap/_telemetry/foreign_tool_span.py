@@ -6,7 +6,8 @@ framework has in scope. The span is adopted when all hold:
 adoption is not off (``Config.adopt_tool_spans``, ``$TOOLTAP_ADOPT_TOOL_SPANS``), the span
 records, it belongs to the tracer provider tooltap records into (same span processor:
 a framework exporting elsewhere keeps its span and tooltap keeps its own), and tooltap
-has an open call of that id in the current conversation whose span is still pending.
+has an open call of that id (or, when the framework knows no id yet, of that name and
+those arguments) in the current conversation whose span is still pending.
 Otherwise nothing changes. Never raises.
 """
 
@@ -50,17 +51,16 @@ def adopt(
 
 def _adopt(span: Span, call_id: object, name: object, args: object) -> PendingToolSpan | None:
     tel = get_telemetry()
-    if tel is None or not isinstance(call_id, str) or not call_id:
+    if tel is None or not tel.lifecycle.adoption.adopts or not span.is_recording():
         return None
-    if not tel.lifecycle.adoption.adopts or not span.is_recording():
-        return None
-    if not _records_into(span, tel.tracer):
+    known_id = call_id if isinstance(call_id, str) and call_id else None
+    key = call_key(name, args) if isinstance(name, str) and isinstance(args, dict) else None
+    if (known_id is None and key is None) or not _records_into(span, tel.tracer):
         return None
     conversation = current_conversation.get()
-    key = call_key(name, args) if isinstance(name, str) and isinstance(args, dict) else None
-    entry = tel.lifecycle.open_call(call_id, key, conversation)
-    if entry is None and key is not None:
-        entry = tel.lifecycle.open_call(call_id, None, conversation)
+    entry = tel.lifecycle.open_call(known_id, key, conversation)
+    if entry is None and key is not None and known_id is not None:
+        entry = tel.lifecycle.open_call(known_id, None, conversation)
     if entry is None or (isinstance(name, str) and name and entry.name != name):
         return None
     pending = entry.span

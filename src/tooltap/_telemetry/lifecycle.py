@@ -454,8 +454,10 @@ class Lifecycle:
             self._retired = True
         return self.end_all()
 
-    def open_call(self, call_id: str, key: int | None, conversation: str | None) -> OpenCall | None:
-        """The open call of ``call_id`` (and content ``key`` when known), without removing it."""
+    def open_call(
+        self, call_id: str | None, key: int | None, conversation: str | None
+    ) -> OpenCall | None:
+        """The open call of ``call_id`` and/or content ``key``, without removing it."""
         with self._lock:
             return self._open.find(Wanted(call_id, key, conversation))
 
