@@ -112,8 +112,6 @@ def _metrics(reader: InMemoryMetricReader) -> list[list[Any]]:
             if scope.scope.name != "tooltap":
                 continue
             for metric in scope.metrics:
-                if metric.name.endswith("duration") and "tool_call" not in metric.name:
-                    continue  # request timings: not per tool call
                 for point in metric.data.data_points:
                     value = getattr(point, "value", None)
                     labels = {k: v for k, v in (point.attributes or {}).items()
