@@ -16,6 +16,8 @@ is both the SDK layer and the transport tap of Bedrock Converse:
   proxy, so what it yields is botocore's own parse of the same bytes. Its ``__iter__``,
   botocore's loop over the body, is wrapped (``reader_wrappers``): a stream botocore
   raises on (an exception event) settles with that failure, its calls not delivered.
+* With a flight recorder, each response is recorded as the httpx tap records one: a
+  body read in the send whole, a stream chunk by chunk (its framing, event-stream, kept).
 
 A failed attempt is classed by its status, ``x-amzn-errortype`` and body; the operation
 ends with the app's ``ClientError`` (classed by its ``Error.Code``) when botocore gives up.
@@ -106,15 +108,20 @@ def _responded(exchange: Exchange, response: Any) -> None:
     status = int(response.status_code)
     headers = {str(k).lower(): str(v) for k, v in response.headers.items()}
     content = getattr(response, "_content", None)
+    flight, path = op.tel.flight, urlsplit(str(response.url)).path
     if isinstance(content, bytes):  # read in the send (every response but a stream's)
         if not 200 <= status < 300:
             error = classify_error(status, headers, content)
             op.attempt_failed(error)
+            if flight is not None:
+                quietly(flight.whole, op, path, status, headers, content, error=error)
             op.report(Event.BODY_ENDED, error=error)
             return
         body = json_body(content) if op.tel.config.capture_any else None
         parsed = parse_response(content, info.dialect, limits=op.tel.config.limits)
         op.record_parsed(parsed, info, body=body)
+        if flight is not None:
+            quietly(flight.whole, op, path, status, headers, content, parsed=parsed)
         op.report(Event.BODY_ENDED)
         return
     if not 200 <= status < 300:
@@ -127,6 +134,8 @@ def _responded(exchange: Exchange, response: Any) -> None:
     else:
         state = TapState(op, info, mode="body", status=status, headers=headers)
         op.report(Event.BODY_UNREAD)
+    if flight is not None:
+        state.flight = quietly(flight.begin, op, path, status, headers)
     response.raw = _TapRaw(response.raw, state)
 
 
