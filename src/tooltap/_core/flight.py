@@ -21,7 +21,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final
 
-from .errors import MASK, SECRET, mask_secrets
+from .errors import MASK, mask_secrets, secret_spans
 
 __all__ = [
     "FORMAT",
@@ -52,6 +52,7 @@ _CREDENTIAL_HEADERS: Final = frozenset(
         "api-key",
         "cookie",
         "set-cookie",
+        "x-amz-security-token",
     }
 )
 
@@ -279,7 +280,7 @@ def _masked_chunks(chunks: Sequence[Chunk]) -> tuple[Chunk, ...]:
     """The chunks with credentials masked across chunk boundaries (bytes as latin-1 text,
     so every byte maps to one character and back)."""
     text = b"".join(c.data for c in chunks).decode("latin-1")
-    spans = [m.span() for m in SECRET.finditer(text)]
+    spans = secret_spans(text)
     if not spans:
         return tuple(chunks)
     out: list[str] = []
