@@ -54,6 +54,11 @@ class BodyParser(Protocol):
     def __call__(self, body: Any, limits: Limits, *, size: int | None = None) -> Parsed: ...
 
 
+def any_body(path: str, body: bytes) -> bool:
+    """``claims_body`` of a dialect whose ``body_keys`` are enough on every path."""
+    return True
+
+
 @dataclass(frozen=True, slots=True, kw_only=True, eq=False)
 class Dialect:
     """Everything tooltap knows of one wire dialect; every field is required and pure.
@@ -115,6 +120,9 @@ class Dialect:
     error_tokens: Mapping[str, str]
     #: The request header giving the SDK's attempt number (resends), or None.
     retry_count_header: str | None
+    #: Whether a body sent to ``path`` is this dialect's, beyond ``body_keys`` (a path
+    #: several model families share: Bedrock's ``/invoke``), for ``plausible_request``.
+    claims_body: Callable[[str, bytes], bool]
 
 
 def always(path: str) -> bool:

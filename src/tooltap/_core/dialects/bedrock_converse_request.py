@@ -18,7 +18,7 @@ from urllib.parse import unquote
 
 from ..model import RequestInfo, ToolCall
 from . import bedrock_converse
-from ._base import Dialect
+from ._base import Dialect, any_body
 from ._content import Message, Part, definition
 from ._request import DeclaredTool, Reader, assistant, items, result_text
 
@@ -269,6 +269,7 @@ ENTRY: Final = Dialect(
     provider=bedrock_converse.PROVIDER,
     path_suffixes=("/converse", "/converse-stream"),
     claims_path=claims_path,
+    claims_body=any_body,
     body_keys=((b'"messages"',),),  # the model is in the path; no other key is in every body
     body_streams=False,
     from_path=from_path,

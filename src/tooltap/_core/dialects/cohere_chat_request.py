@@ -13,7 +13,7 @@ from typing import Any, Final, TypeGuard
 
 from ..model import ToolCall
 from . import cohere_chat
-from ._base import Dialect, always, unchanged
+from ._base import Dialect, always, any_body, unchanged
 from ._content import Message, Part, definition, json_arguments, tools_of
 from ._openai_request import result_is_error, result_output
 from ._request import DeclaredTool, Reader, assistant, described, items
@@ -217,6 +217,7 @@ ENTRY: Final = Dialect(
     provider=cohere_chat.PROVIDER,
     path_suffixes=("/v2/chat",),
     claims_path=always,
+    claims_body=any_body,
     body_keys=((b'"messages"',), (b'"model"',)),
     body_streams=True,
     from_path=unchanged,

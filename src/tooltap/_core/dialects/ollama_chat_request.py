@@ -14,7 +14,7 @@ from typing import Any, Final, TypeGuard
 
 from ..model import ToolCall
 from . import ollama_chat
-from ._base import Dialect, always, unchanged
+from ._base import Dialect, always, any_body, unchanged
 from ._content import Message, Part, definition, json_arguments, text_parts, tools_of
 from ._openai_request import result_is_error, result_output
 from ._request import Call, DeclaredTool, Reader, assistant, described, items
@@ -182,6 +182,7 @@ ENTRY: Final = Dialect(
     provider=ollama_chat.PROVIDER,
     path_suffixes=("/api/chat",),
     claims_path=always,
+    claims_body=any_body,
     body_keys=((b'"messages"',), (b'"model"',)),
     body_streams=True,
     from_path=unchanged,
