@@ -29,8 +29,6 @@ from collections.abc import Iterator
 from typing import Any, Final
 from urllib.parse import quote, urlsplit
 
-import wrapt
-
 from .._core.detect import detect_dialect
 from .._core.dialects import TABLE
 from .._core.errors import classify_error
@@ -44,6 +42,7 @@ from .patchset import Patch, PatchSet
 from .sdk_call import Call, wrappers
 from .sdk_request import filtering, observed, request_params, server_of
 from .sdk_stream import reader_wrappers
+from .tap_proxy import TapSyncStream, tap_sync
 from .tap_stream import TapState
 
 __all__ = ["PATCHES"]
@@ -156,47 +155,16 @@ def _send(wrapped: Any, instance: Any, args: tuple[Any, ...], kwargs: dict[str, 
     return response
 
 
-class _TapRaw(wrapt.ObjectProxy):  # type: ignore[type-arg]
-    """urllib3's response as botocore reads it: ``stream()`` chunks pass through the tap."""
-
-    def __init__(self, wrapped: Any, state: TapState) -> None:
-        super().__init__(wrapped)
-        self._self_state = state
-        state.watch(self)
+class _TapRaw(TapSyncStream):
+    """urllib3's response as botocore reads it: ``stream()`` chunks pass through the tap
+    (the httpx body tap's own loop), ``close()`` settles it."""
 
     def stream(self, *args: Any, **kwargs: Any) -> Iterator[bytes]:
         """The wrapped ``stream()``, every chunk seen by the tap first."""
         state = self._self_state
-        loop = self._loop(self.__wrapped__.stream(*args, **kwargs), state)
+        loop = tap_sync(self.__wrapped__.stream(*args, **kwargs), state)
         state.looped(loop)
         return loop
-
-    @staticmethod
-    def _loop(chunks: Iterator[bytes], state: TapState) -> Iterator[bytes]:
-        state.reading()
-        try:
-            for chunk in chunks:
-                try:
-                    state.size += len(chunk)
-                    calls = state.hot(chunk)
-                    if calls:
-                        state.op.calls_received(calls)
-                except Exception as exc:  # noqa: BLE001 - never into the app
-                    state.broken(exc)
-                yield chunk
-        except GeneratorExit:
-            quietly(state.finish, "closed")
-            raise
-        except BaseException as exc:
-            quietly(state.finish, "error" if isinstance(exc, Exception) else "cancelled", exc)
-            raise
-        quietly(state.finish, "exhausted")
-
-    def close(self) -> None:
-        try:
-            self.__wrapped__.close()
-        finally:
-            quietly(self._self_state.finish, "closed")
 
 
 _sync, _ = wrappers(_describe)
