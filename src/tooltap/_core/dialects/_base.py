@@ -7,7 +7,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Final, Protocol
 
-from ..model import Limits, Parsed, RequestInfo, ToolCall
+from ..model import Limits, Parsed, Problem, RequestInfo, ToolCall, Usage
 from ..sse import SSEEvent
 from ._content import Message, Part
 from ._request import DeclaredTool, Reader
@@ -19,11 +19,16 @@ __all__ = [
     "Dialect",
     "Reducer",
     "always",
+    "any_body",
+    "cut_call",
+    "parsed",
     "unchanged",
 ]
 
 #: The attempt number the Stainless-generated SDKs (openai, anthropic) send on each try.
 STAINLESS_RETRY_COUNT: Final = "x-stainless-retry-count"
+#: How much of an oversized argument text a problem keeps.
+PREVIEW: Final = 256
 
 
 class Reducer(Protocol):
@@ -43,6 +48,47 @@ class Reducer(Protocol):
     def finish(self) -> Parsed:
         """End of stream: everything learnt, with problems for what stayed incomplete."""
         ...
+
+
+def cut_call(
+    ordinal: int, call_id: str | None, name: Any, text: str, *, big: bool, inside: str
+) -> Problem:
+    """A call the stream ended inside (``inside``: "block", "call"): ``truncated_json``
+    with the text that came, or ``oversized_arguments`` with a preview of it."""
+    return Problem(
+        "oversized_arguments" if big else "truncated_json",
+        ordinal,
+        call_id,
+        f"stream ended inside the {inside}",
+        name if isinstance(name, str) else None,
+        text[:PREVIEW] if big else text,
+    )
+
+
+def parsed(
+    dialect: str,
+    calls: Sequence[ToolCall],
+    problems: list[Problem],
+    *,
+    finish: str | None,
+    incomplete: frozenset[str],
+    usage: Mapping[str, int],
+    complete: bool,
+    **facts: Any,
+) -> Parsed:
+    """A reducer's ``Parsed``: a finish reason in ``incomplete`` adds
+    ``incomplete_response``; ``facts``: the dialect's other fields (``response_id``...)."""
+    if finish in incomplete:
+        problems.append(Problem("incomplete_response", detail=finish or ""))
+    return Parsed(
+        dialect,
+        calls=tuple(calls),
+        problems=tuple(problems),
+        finish_reason=finish,
+        usage=Usage(**usage) if usage else None,
+        complete=complete,
+        **facts,
+    )
 
 
 class BodyParser(Protocol):
