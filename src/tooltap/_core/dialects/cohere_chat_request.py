@@ -14,7 +14,7 @@ from typing import Any, Final
 from ..model import ToolCall
 from . import cohere_chat
 from ._base import Dialect, always, any_body, unchanged
-from ._content import Message, Part, definition, json_arguments, tools_of
+from ._content import Message, Part, function_definitions, json_arguments
 from ._openai_request import result_is_error, result_output
 from ._request import (
     Reader,
@@ -35,7 +35,6 @@ __all__ = [
     "read_request",
     "result_message",
     "streamed_body",
-    "tool_definitions",
 ]
 
 #: Cohere's tool names: letters, digits and underscores (its tool-use docs).
@@ -193,15 +192,6 @@ def streamed_body(events: Sequence[Mapping[str, Any]]) -> dict[str, Any] | None:
     return {"message": message_body}
 
 
-def tool_definitions(body: Mapping[str, Any]) -> list[dict[str, Any] | None]:
-    """The function tools the request declares (``gen_ai.tool.definitions``)."""
-    return [
-        definition(fn.get("name"), fn.get("description"), fn.get("parameters"))
-        for tool in tools_of(body)
-        if isinstance(fn := tool.get("function"), Mapping)
-    ]
-
-
 #: The Cohere v2 chat entry of the dialect table.
 ENTRY: Final = Dialect(
     name=cohere_chat.DIALECT,
@@ -221,7 +211,7 @@ ENTRY: Final = Dialect(
     input_messages=input_messages,
     output_text=output_text,
     streamed_body=streamed_body,
-    tool_definitions=tool_definitions,
+    tool_definitions=function_definitions,
     request_params=REQUEST_PARAMS,
     provider_name=provider_name,
     provider_untold=None,

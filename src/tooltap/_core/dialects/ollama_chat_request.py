@@ -15,7 +15,13 @@ from typing import Any, Final
 from ..model import ToolCall
 from . import ollama_chat
 from ._base import Dialect, always, any_body, unchanged
-from ._content import Message, Part, definition, json_arguments, text_parts, tools_of
+from ._content import (
+    Message,
+    Part,
+    function_definitions,
+    json_arguments,
+    text_parts,
+)
 from ._openai_request import result_is_error, result_output
 from ._request import (
     Call,
@@ -37,7 +43,6 @@ __all__ = [
     "read_request",
     "result_message",
     "streamed_body",
-    "tool_definitions",
 ]
 
 #: Ollama checks no tool name: any name without control characters, up to 256.
@@ -159,15 +164,6 @@ def streamed_body(events: Sequence[Mapping[str, Any]]) -> dict[str, Any] | None:
     return {"message": {"content": "".join(text), "thinking": "".join(thinking)}}
 
 
-def tool_definitions(body: Mapping[str, Any]) -> list[dict[str, Any] | None]:
-    """The function tools the request declares (``gen_ai.tool.definitions``)."""
-    return [
-        definition(fn.get("name"), fn.get("description"), fn.get("parameters"))
-        for tool in tools_of(body)
-        if isinstance(fn := tool.get("function"), Mapping)
-    ]
-
-
 #: The Ollama chat entry of the dialect table.
 ENTRY: Final = Dialect(
     name=ollama_chat.DIALECT,
@@ -187,7 +183,7 @@ ENTRY: Final = Dialect(
     input_messages=input_messages,
     output_text=output_text,
     streamed_body=streamed_body,
-    tool_definitions=tool_definitions,
+    tool_definitions=function_definitions,
     request_params=REQUEST_PARAMS,
     provider_name=provider_name,
     provider_untold=None,
