@@ -180,7 +180,7 @@ def test_the_contracts_allow_the_leaves_and_lower_layers(importer: str, imported
 #: Where a dialect's name may be spelt: its own modules and the table (``_core/dialects``);
 #: the simulator, a fake provider per dialect kept independent of the parsers it checks;
 #: the demo's scenarios and agents, fixtures that each drive one SDK in one dialect.
-NAMED_DIALECTS_IN = ("_core/dialects/", "simulator/", "_demo/scenarios.py", "_demo/agents.py")
+NAMED_DIALECTS_IN = ("_core/dialects/", "simulator/", "_demo/scenarios.py", "_demo/agents")
 
 
 def dialect_names(source: str) -> list[tuple[int, str]]:

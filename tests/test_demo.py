@@ -46,13 +46,13 @@ def test_demo_runs_every_scenario_and_reports_each_call_id() -> None:
     assert proc.returncode == 0, proc.stdout + proc.stderr
     out, progress = proc.stdout, proc.stderr
     assert not re.search(r"^\[.*UNEXPECTED$", progress, re.MULTILINE)
-    assert re.search(r"\[21/21\]", progress)
+    assert re.search(r"\[27/27\]", progress)
     assert "ok when that is how the scenario should end" in " ".join(progress.split())
     assert max(len(line) for line in (out + progress).splitlines()) <= 100
     conversations = _table(out, "Conversations")
-    assert [row[0] for row in conversations] == [str(n) for n in range(1, 22)]
+    assert [row[0] for row in conversations] == [str(n) for n in range(1, 28)]
     labels = {row[0]: row[1] for row in conversations}
-    assert "two conversations at once, both numbering ids call_0, call_1" in labels["10"]
+    assert "two conversations at once, both numbering ids call_0, call_1" in labels["15"]
     found = _table(out, "Tool calls, per call id")
     assert {tool for _, _, tool, *_ in found} == {"lookup_demo_value"}
     # each call sits in its conversation's trace: the scenario comes from the root span
@@ -62,13 +62,14 @@ def test_demo_runs_every_scenario_and_reports_each_call_id() -> None:
     assert all(re.fullmatch(r"not a call|\d+\.\d ms(?: until flush)?", t) for *_, t in found)
     rows = [(p, cid, o, t) for _, p, _, cid, o, t in found]
     outcomes = [outcome for _, _, outcome, _ in rows]
-    assert outcomes.count("ok") >= 20
-    # The abandoned pair, and the complete first call of the cut stream: a correct
-    # harness runs nothing from a truncated response, so that call is never answered.
-    assert outcomes.count("orphaned") == 3
+    assert outcomes.count("ok") >= 30
+    # The abandoned pair, and the complete first call of each cut stream (openai.chat,
+    # Converse): a correct harness runs nothing from a truncated response, so that call
+    # is never answered.
+    assert outcomes.count("orphaned") == 4
     # Truncated calls never fully arrived; the invalid-JSON call did: it has its span,
     # ended by the error result the harness sent under its id.
-    assert outcomes.count("truncated_json") == 2
+    assert outcomes.count("truncated_json") == 3
     assert [(o, t.endswith("ms")) for _, _, o, t in rows if "invalid_json" in o] == [
         ("error (invalid_json)", True)
     ]
@@ -79,10 +80,15 @@ def test_demo_runs_every_scenario_and_reports_each_call_id() -> None:
     assert sorted(shared) == [("call_0", "ok")] * 2 + [("call_1", "ok")] * 2
     unique = [cid for cid in call_ids if not re.fullmatch(r"call_\d", cid)]
     assert len(unique) == len(set(unique)), "one row per call id"
-    assert sum(1 for _, cid, _, _ in rows if cid == "(no id)") >= 2  # Google calls without ids
-    assert {p for p, _, _, _ in rows} == {"openai", "anthropic", "gcp.gemini"}
+    # Google and Ollama calls without ids
+    assert {p for p, cid, _, _ in rows if cid == "(no id)"} == {"gcp.gemini", "ollama"}
+    # Every SDK's agent: boto3 Converse and AnthropicBedrock as aws.bedrock, cohere, ollama
+    providers = {"openai", "anthropic", "gcp.gemini", "aws.bedrock", "cohere", "ollama"}
+    assert {p for p, _, _, _ in rows} == providers
+    assert [o for p, _, o, _ in rows if p in ("aws.bedrock", "cohere", "ollama")].count("ok") == 10
     assert "unknown_call" not in out  # every result answered a call id tooltap knew
     assert "truncated_stream" in out and "overloaded_error" in out
+    assert "bedrock.converse: truncated_stream stream ended before messageStop" in out
     assert re.search(r"stream_buffered \d+ events at once after 2\.\d+s", out)
     assert re.search(r"^  duplicate: lookup_demo_value call_\w+$", out, re.MULTILINE)
     # The summary counts what the exported metrics count, and agrees with the traces.
@@ -93,8 +99,8 @@ def test_demo_runs_every_scenario_and_reports_each_call_id() -> None:
     )
     assert summary, out
     operations, failed, retries, spans = map(int, summary.groups())
-    assert operations == spans >= 30
-    assert failed >= 4 and retries >= 2  # the anthropic retries and failures included
+    assert operations == spans >= 40
+    assert failed >= 5 and retries >= 2  # the anthropic retries and failures included
 
 
 def test_version_flag_prints_the_package_version() -> None:
@@ -162,7 +168,7 @@ def test_demo_otlp_sends_its_traces_and_metrics_under_a_service_name() -> None:
         proc = _demo("--otlp", url)
     assert proc.returncode == 0, proc.stderr
     spans = received.spans()
-    assert sum(1 for s in spans if s.name.startswith("conversation ")) == 21
+    assert sum(1 for s in spans if s.name.startswith("conversation ")) == 27
     assert "tooltap.tool_calls" in received.metric_names()
     assert {r.get("service.name") for r in received.resources()} == {"tooltap-demo"}
     assert f"exported over OTLP to {url}" in proc.stdout

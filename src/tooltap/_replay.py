@@ -73,7 +73,8 @@ def _table(path: str, record: FlightRecord, today: Reported, same: bool, out: Te
     size = len(record.body)
     out.write(
         f"{path}\n  {record.dialect} {record.method} {record.path} -> {record.status}, "
-        f"{record.mode}, {len(record.chunks)} chunks, {size} bytes, ended {record.end}"
+        f"{record.mode} ({record.framing}), {len(record.chunks)} chunks, {size} bytes, "
+        f"ended {record.end}"
         f"{' (cut)' if record.cut else ''}; recorded by tooltap {record.tooltap or '?'} "
         f"at {record.recorded_at or '?'}\n"
     )

@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from tooltap._core.detect import detect_dialect
+from tooltap._core.detect import detect_dialect, plausible_request
 from tooltap._core.dialects.google_request import streaming as google_streaming
 
 
@@ -27,8 +27,8 @@ def reference(method: str, url: str) -> str | None:
         return "google.genai"
     if re.search(r"/model/[^/]+/converse(-stream)?$", path):
         return "bedrock.converse"
-    if re.search(r"/model/[^/]*anthropic[^/]*/invoke(-with-response-stream)?$", path, re.I):
-        return "anthropic.messages"  # Claude on Bedrock
+    if re.search(r"/model/.+/invoke(-with-response-stream)?$", path):
+        return "anthropic.messages"  # Claude on Bedrock, if the body says so
     vertex = re.search(
         r"/publishers/anthropic/models/([^/:]+):(rawPredict|streamRawPredict)$", path
     )
@@ -53,7 +53,13 @@ def reference(method: str, url: str) -> str | None:
         ("POST", "/v1/converse", None),
         ("POST", "/model/anthropic.claude-3-5-sonnet-20240620-v1:0/invoke", "anthropic.messages"),
         ("POST", "/model/us.anthropic.claude-x/invoke-with-response-stream", "anthropic.messages"),
-        ("POST", "/model/meta.llama3-70b-instruct-v1:0/invoke", None),  # not Claude
+        (
+            "POST",
+            "/model/arn:aws:bedrock:r:1:application-inference-profile/p/invoke",
+            "anthropic.messages",
+        ),
+        ("POST", "/model/meta.llama3-70b-instruct-v1:0/invoke", "anthropic.messages"),  # (body)
+        ("POST", "/v1/invoke", None),
         (
             "POST",
             "/v1/projects/p/locations/r/publishers/anthropic/models/c@1:streamRawPredict",
@@ -86,6 +92,28 @@ PIECES = ["/v1", "/chat", "/completions", "/responses", "/messages", "/threads",
 def test_same_answers_as_the_definition(method: str, pieces: list[str]) -> None:
     url = "".join(pieces)
     assert detect_dialect(method, url) == reference(method, url)
+
+
+CLAUDE = b'{"anthropic_version": "bedrock-2023-05-31", "max_tokens": 9, "messages": []}'
+MISTRAL = b'{"messages": [], "max_tokens": 9}'
+
+
+@pytest.mark.parametrize(
+    ("path", "body", "plausible"),
+    [
+        ("/model/arn:aws:bedrock:r:1:application-inference-profile/p/invoke", CLAUDE, True),
+        ("/model/m/invoke-with-response-stream", CLAUDE, True),
+        ("/model/mistral.mistral-large-2407-v1:0/invoke", MISTRAL, False),  # no version
+        ("/model/anthropic.claude-x/invoke", MISTRAL, False),  # the body decides
+        ("/model/meta.llama3/invoke", b'{"prompt": "hi", "max_gen_len": 9}', False),
+        ("/v1/messages", MISTRAL, True),  # Anthropic's own API needs no version in the body
+    ],
+)
+def test_a_bedrock_invoke_body_is_claudes_when_it_names_anthropic_version(
+    path: str, body: bytes, plausible: bool
+) -> None:
+    assert detect_dialect("POST", path) == "anthropic.messages"
+    assert plausible_request("anthropic.messages", body, path) is plausible
 
 
 def test_google_streaming() -> None:

@@ -84,6 +84,17 @@ def test_a_record_round_trips() -> None:
     assert decode(data) == original
 
 
+@pytest.mark.parametrize(("mode", "framing"), [("sse", "sse"), ("body", "body")])
+def test_a_record_without_its_framing_reads_as_before(mode: str, framing: str) -> None:
+    """Records written before the framing was kept: a stream is SSE, a whole body a body."""
+    original = record(split(BODY, [40]), mode=mode, framing="eventstream")
+    data = encode(original)
+    assert b'"framing":"eventstream",' in data
+    old = decode(data.replace(b'"framing":"eventstream",', b"", 1))
+    assert old == dataclasses.replace(original, framing=framing)
+    assert replay(old).calls == (SeenCall("call_1", "lookup", {"k": KEY}),)
+
+
 @pytest.mark.parametrize(
     "data",
     [

@@ -5,6 +5,7 @@ cloud; and the same paths over raw httpx, with no SDK."""
 from __future__ import annotations
 
 from typing import Any
+from urllib.parse import quote
 
 import anthropic
 import httpx
@@ -155,3 +156,62 @@ def test_raw_httpx_to_vertex_stream_raw_predict_is_seen_without_an_sdk(
         VERTEX_MODEL,
     )
     assert [name for _, name, _ in rec.calls()] == ["lookup_demo_value"] * 2
+
+
+#: An application inference profile: a Claude model whose id names no model family.
+PROFILE = "arn:aws:bedrock:us-east-1:123456789012:application-inference-profile/k3v9x2claude"
+
+
+@pytest.mark.parametrize("stream", STREAM)
+def test_claude_behind_an_inference_profile_is_told_by_its_body(
+    rec: Any, sim: Simulator, stream: bool
+) -> None:
+    uses = create(bedrock_client(sim), PROFILE, stream)
+
+    assert "anthropic" not in sim.requests[-1].path
+    assert [u.input for u in uses] == [{"key": "height"}, {"key": "weight"}]
+    assert rec.calls() == [(u.id, u.name, u.input) for u in uses]
+    (span,) = rec.inference()
+    attrs = dict(span.attributes or {})
+    assert (attrs["gen_ai.provider.name"], attrs["gen_ai.request.model"]) == (
+        "aws.bedrock",
+        PROFILE,
+    )
+
+
+def test_raw_httpx_to_an_inference_profile_is_seen_by_its_body(rec: Any, sim: Simulator) -> None:
+    path = f"/model/{quote(PROFILE, safe='')}/invoke-with-response-stream"
+    body = {"anthropic_version": "bedrock-2023-05-31", "max_tokens": 100, "messages": MESSAGES}
+    with httpx.Client(base_url=sim.url) as http:
+        http.post(path, json={**body, "tools": TOOLS})
+
+    (span,) = rec.inference()
+    assert span.attributes is not None and span.attributes["gen_ai.request.model"] == PROFILE
+    assert [name for _, name, _ in rec.calls()] == ["lookup_demo_value"] * 2
+
+
+#: Other model families' ``/invoke`` bodies: tooltap reads none of them, and says nothing.
+OTHER_FAMILIES = {
+    "meta.llama3-1-70b-instruct-v1:0": {"prompt": "How tall am I?", "max_gen_len": 100},
+    "mistral.mistral-large-2407-v1:0": {"messages": MESSAGES, "max_tokens": 100},
+    "ai21.jamba-1-5-large-v1:0": {"messages": MESSAGES, "max_tokens": 100, "model": "j"},
+    "amazon.nova-pro-v1:0": {
+        "schemaVersion": "messages-v1",
+        "messages": [{"role": "user", "content": [{"text": "How tall am I?"}]}],
+        "inferenceConfig": {"maxTokens": 100},
+    },
+    PROFILE: {"prompt": "How tall am I?", "max_gen_len": 100},
+}
+
+
+@pytest.mark.parametrize("model", list(OTHER_FAMILIES))
+@pytest.mark.parametrize("suffix", ["invoke", "invoke-with-response-stream"])
+def test_other_model_families_on_invoke_are_left_alone(
+    rec: Any, sim: Simulator, model: str, suffix: str
+) -> None:
+    with httpx.Client(base_url=sim.url) as http:
+        http.post(f"/model/{quote(model, safe='')}/{suffix}", json=OTHER_FAMILIES[model])
+
+    assert len(sim.requests) == 1  # it was sent...
+    assert rec.inference() == []  # ...and tooltap saw no call of its own in it
+    assert [e for e in rec.events if isinstance(e, tooltap.ToolCallProblem)] == []

@@ -38,8 +38,11 @@ def _route(path: str) -> str | None:
     return None
 
 
-def plausible_request(dialect: str, body: bytes) -> bool:
+def plausible_request(dialect: str, body: bytes, path: str = "") -> bool:
     """Whether ``body`` could be a request of ``dialect``: it names the keys every such
-    request has (a substring search, about a millisecond for 8 MiB; no JSON parse). A
-    ``POST .../rooms/42/messages`` with ``{"text": ...}`` is not."""
-    return all(any(key in body for key in group) for group in TABLE[dialect].body_keys)
+    request has (a substring search, about a millisecond for 8 MiB; no JSON parse), and
+    the dialect claims a body on ``path`` (a Llama body on Bedrock's ``/invoke`` is not
+    Claude's). A ``POST .../rooms/42/messages`` with ``{"text": ...}`` is not."""
+    entry = TABLE[dialect]
+    keys = all(any(key in body for key in group) for group in entry.body_keys)
+    return keys and entry.claims_body(path, body)

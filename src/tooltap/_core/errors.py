@@ -25,26 +25,51 @@ from .problems import ERROR_KINDS
 __all__ = [
     "ERROR_TYPES",
     "MASK",
-    "SECRET",
     "classify_error",
     "classify_problem",
     "mask_secrets",
     "redacted",
+    "secret_spans",
 ]
 
-#: Credentials a provider's error message may echo: OpenAI/Anthropic-style keys, Google API
-#: keys, bearer tokens.
-_SECRET: Final = re.compile(
-    r"\b(?:sk|rk|pk|key)-[\w*.-]{6,}|\bAIza[\w-]{30,}|\bBearer\s+\S+", re.IGNORECASE
+#: Names whose value is an AWS credential: presigned-URL query parameters and the session
+#: token header, and the keys' names in configuration and SDK arguments.
+_AWS_NAMES: Final = (
+    r"x-amz-(?:security-token|credential|signature)"
+    r"|(?:aws_?)?secret_?(?:access_?)?key|(?:aws_?)?session_?token"
 )
-#: The credential pattern ``redacted`` masks, for other places that must mask the same way.
-SECRET: Final = _SECRET
+#: Credentials a provider's error message may echo: OpenAI/Anthropic-style keys, Google API
+#: keys, bearer tokens; AWS access key ids (``AKIA``/``ASIA``), a SigV4 ``Authorization``
+#: value (credential scope, signed headers, signature), and the value of an AWS credential
+#: name (``X-Amz-Security-Token=…``, ``"aws_secret_access_key": "…"``). For a name, only
+#: its value is masked (group ``value``), so JSON around it stays JSON.
+_SECRET: Final = re.compile(
+    r"\b(?:sk|rk|pk|key)-[\w*.-]{6,}|\bAIza[\w-]{30,}|\bBearer\s+\S+"
+    r"|(?-i:\b(?:AKIA|ASIA)[A-Z0-9]{16}\b)"
+    r"|\bAWS4-HMAC-SHA256\s+Credential=[^\s,\"']+"
+    r"(?:,\s*SignedHeaders=[^\s,\"']+)?(?:,\s*Signature=[0-9a-f]+)?"
+    rf"|\b(?:{_AWS_NAMES})[\"']?\s*[:=]\s*[\"']?(?P<value>[^\s&\"',;]{{8,}})",
+    re.IGNORECASE,
+)
 MASK: Final = "[redacted]"
+
+
+def secret_spans(text: str) -> list[tuple[int, int]]:
+    """Where ``text`` holds a credential ``redacted`` would mask: (start, end), in order."""
+    return [m.span("value") if m["value"] else m.span() for m in _SECRET.finditer(text)]
 
 
 def mask_secrets(text: str) -> str:
     """``text`` with every credential ``redacted`` would mask replaced by ``[redacted]``."""
-    return _SECRET.sub(MASK, text)
+    if _SECRET.search(text) is None:
+        return text
+    out: list[str] = []
+    pos = 0
+    for start, end in secret_spans(text):
+        out += (text[pos:start], MASK)
+        pos = end
+    out.append(text[pos:])
+    return "".join(out)
 
 
 def redacted(problem: Problem) -> Problem:

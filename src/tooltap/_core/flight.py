@@ -21,7 +21,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final
 
-from .errors import MASK, SECRET, mask_secrets
+from .errors import MASK, mask_secrets, secret_spans
 
 __all__ = [
     "FORMAT",
@@ -52,6 +52,7 @@ _CREDENTIAL_HEADERS: Final = frozenset(
         "api-key",
         "cookie",
         "set-cookie",
+        "x-amz-security-token",
     }
 )
 
@@ -126,7 +127,10 @@ class FlightRecord:
     """One recorded response; see the module docstring for the file layout.
 
     ``mode``: how the tap read the body (``sse``, ``body``: a whole JSON body, ``error``:
-    a non-2xx body). ``end``: how the body ended for the app (``exhausted``, ``closed``,
+    a non-2xx body). ``framing``: how a streamed body's events are framed (``sse``,
+    ``eventstream``: AWS event-stream, ``ndjson``), ``body`` for a body read whole; a
+    record without one (written before it was kept) reads as before: ``sse`` for a
+    stream. ``end``: how the body ended for the app (``exhausted``, ``closed``,
     ``collected``, ``error``...). ``cut``: the recorder kept only the first bytes.
     ``request``: what correlation read of the request (model, declared tools with their
     schemas, the tool results it carried). ``timing``: ``sent`` (request sent to headers,
@@ -153,6 +157,7 @@ class FlightRecord:
     settings: Mapping[str, float] = field(default_factory=dict)
     transport_error: str | None = None
     sdk_error: str | None = None
+    framing: str = "sse"
 
     @property
     def body(self) -> bytes:
@@ -172,6 +177,7 @@ def encode(record: FlightRecord) -> bytes:
         "path": record.path,
         "status": record.status,
         "mode": record.mode,
+        "framing": record.framing,
         "headers": [list(h) for h in record.headers],
         "end": record.end,
         "cut": record.cut,
@@ -207,12 +213,13 @@ def decode(data: bytes) -> FlightRecord:
     try:
         chunks = tuple(_chunk(json.loads(line)) for line in lines[1:] if line.strip())
         reported = header.get("reported")
+        mode = str(header["mode"])
         return FlightRecord(
             dialect=str(header["dialect"]),
             method=str(header.get("method", "POST")),
             path=str(header.get("path", "")),
             status=int(header["status"]),
-            mode=str(header["mode"]),
+            mode=mode,
             headers=tuple((str(k), str(v)) for k, v in header.get("headers", ())),
             end=str(header.get("end", "exhausted")),
             chunks=chunks,
@@ -225,6 +232,7 @@ def decode(data: bytes) -> FlightRecord:
             settings=_dict(header.get("settings")),
             transport_error=_opt_str(header.get("transport_error")),
             sdk_error=_opt_str(header.get("sdk_error")),
+            framing=str(header.get("framing") or ("sse" if mode == "sse" else "body")),
         )
     except (KeyError, TypeError, ValueError, binascii.Error) as exc:
         raise FormatError(f"malformed flight record: {exc!r}") from None
@@ -272,7 +280,7 @@ def _masked_chunks(chunks: Sequence[Chunk]) -> tuple[Chunk, ...]:
     """The chunks with credentials masked across chunk boundaries (bytes as latin-1 text,
     so every byte maps to one character and back)."""
     text = b"".join(c.data for c in chunks).decode("latin-1")
-    spans = [m.span() for m in SECRET.finditer(text)]
+    spans = secret_spans(text)
     if not spans:
         return tuple(chunks)
     out: list[str] = []

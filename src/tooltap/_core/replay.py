@@ -17,12 +17,14 @@ from .buffering import stream_buffered
 from .errors import classify_error, classify_problem
 from .flight import FlightRecord, Reported, SeenCall, SeenProblem
 from .model import Limits, Parsed, Problem, RequestInfo
-from .stream import StreamParser, parse_response
+from .stream import Framing, StreamParser, parse_response
 from .validate import validate
 
 __all__ = ["judge", "replay", "request_from", "request_of"]
 
 _STOPPED_BY_APP: Final = ("truncated_stream", "truncated_json")
+#: A record's framing, as the parser takes it (anything else: SSE, as before it was kept).
+_FRAMINGS: Final[dict[str, Framing]] = {f: f for f in ("sse", "eventstream", "ndjson")}
 _EARLY: Final = ("closed", "collected")
 
 
@@ -127,8 +129,9 @@ def replay(record: FlightRecord) -> Reported:
     body = record.body
     if record.mode == "body" and record.end != "exhausted":  # the tap parses no partial body
         return Reported(error=record.transport_error)
+    framing = _FRAMINGS.get(record.framing, "sse")
     if record.mode == "sse":
-        parser = StreamParser(record.dialect, limits=limits)
+        parser = StreamParser(record.dialect, limits=limits, framing=framing)
         for chunk in record.chunks:
             if chunk.data:
                 parser.feed(chunk.data)
@@ -142,7 +145,7 @@ def replay(record: FlightRecord) -> Reported:
         parsed,
         request_from(record.dialect, record.request),
         end=record.end,
-        first=first if record.mode == "sse" else None,
+        first=first if record.mode == "sse" and framing == "sse" else None,
         total=len(body),
         timing=record.timing,
         settings=settings,

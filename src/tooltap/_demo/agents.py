@@ -198,15 +198,19 @@ class OpenAIResponsesAgent(Agent):
 
 class AnthropicAgent(Agent):
     dialect = "anthropic.messages"
+    model = "claude-sonnet-4-6"
+
+    def client(self) -> Any:
+        import anthropic
+
+        return anthropic.Anthropic(base_url=self.base_url, api_key="sk-ant-demo", max_retries=2)
 
     def send(
         self, history: list[Any], headers: dict[str, str], *, force_tool: bool = False
     ) -> Turn:
-        import anthropic
-
-        client = anthropic.Anthropic(base_url=self.base_url, api_key="sk-ant-demo", max_retries=2)
+        client = self.client()
         kwargs: dict[str, Any] = {
-            "model": "claude-sonnet-4-6",
+            "model": self.model,
             "max_tokens": 512,
             "messages": history,
             "tools": self.registry.declarations(self.dialect),

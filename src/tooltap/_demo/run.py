@@ -14,7 +14,8 @@ import tooltap
 from tooltap.simulator import Fault, Simulator
 
 from .._telemetry import export
-from .agents import AGENTS, IncompleteResponse, TextResultsChatAgent, make_registry
+from . import agents, agents_more
+from .agents import IncompleteResponse, TextResultsChatAgent, make_registry
 from .report import (
     WIDTH,
     ProblemCollector,
@@ -37,10 +38,13 @@ PROGRESS_LEGEND = (
 )
 
 
+AGENTS = {**agents.AGENTS, **agents_more.AGENTS}
+
+
 def _base_url(sim: Simulator, dialect: str) -> str:
     if dialect.startswith("openai"):
         return sim.openai_base_url
-    return sim.anthropic_base_url if dialect.startswith("anthropic") else sim.google_base_url
+    return sim.anthropic_base_url if dialect.startswith("anthropic") else sim.url
 
 
 def _play(sim: Simulator, scenario: Scenario) -> tuple[str, str]:
@@ -60,7 +64,8 @@ def _play(sim: Simulator, scenario: Scenario) -> tuple[str, str]:
 
 
 def _converse(sim: Simulator, scenario: Scenario) -> tuple[str, str]:
-    kind = TextResultsChatAgent if scenario.text_results else AGENTS[scenario.dialect]
+    sdk = scenario.sdk or scenario.dialect
+    kind = TextResultsChatAgent if scenario.text_results else AGENTS[sdk]
     agent = kind(_base_url(sim, scenario.dialect), make_registry(), stream=scenario.stream)
     try:
         text = agent.run(
@@ -232,7 +237,7 @@ CONVERSATION_LEGEND = (
 CALL_LEGEND = (
     ("#", "the conversation (scenario) the call belongs to: its trace"),
     ("provider, tool", "gen_ai.provider.name, and the tool the model called"),
-    ("call id", "the id the model gave the call ((no id): a Google call without one)"),
+    ("call id", "the id the model gave the call ((no id): a Google or Ollama call without one)"),
     (
         "outcome",
         "ok (its result went back), error (an error result went back: the call's defect in "

@@ -19,6 +19,7 @@ class Scenario:
     label: str
     dialect: str
     stream: bool
+    sdk: str = ""  # the agent, when not the dialect's own SDK (``anthropic.bedrock``)
     fault: str | None = None
     params: dict[str, Any] = field(default_factory=dict)
     times: int = 1
@@ -39,8 +40,24 @@ def _healthy() -> list[Scenario]:
     ]
 
 
+#: One agent each on the SDKs beyond the three: boto3, AnthropicBedrock, cohere, ollama.
+MORE_SDKS: tuple[Scenario, ...] = (
+    Scenario("bedrock.converse whole (boto3)", "bedrock.converse", False),
+    Scenario("bedrock.converse stream (boto3)", "bedrock.converse", True),
+    Scenario(
+        "anthropic on bedrock stream (AnthropicBedrock, event-stream)",
+        "anthropic.messages",
+        True,
+        sdk="anthropic.bedrock",
+    ),
+    Scenario("cohere.chat stream (ClientV2)", "cohere.chat", True),
+    Scenario("ollama.chat stream (NDJSON, calls without ids)", "ollama.chat", True),
+)
+
+
 SCENARIOS: tuple[Scenario, ...] = (
     *_healthy(),
+    *MORE_SDKS,
     Scenario("google.genai stream, calls without ids", "google.genai", True, fault="no_ids"),
     Scenario(
         "openai.chat two conversations at once, both numbering ids call_0, call_1",
@@ -52,6 +69,13 @@ SCENARIOS: tuple[Scenario, ...] = (
     Scenario(
         "openai.chat stream cut inside arguments",
         "openai.chat",
+        True,
+        fault="truncate_args",
+        expect="failure",
+    ),
+    Scenario(
+        "bedrock.converse stream cut inside arguments (boto3 ends quietly)",
+        "bedrock.converse",
         True,
         fault="truncate_args",
         expect="failure",

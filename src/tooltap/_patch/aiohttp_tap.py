@@ -84,7 +84,7 @@ def _start(
         return None
     body = _body(kwargs)
     op = current_operation.get()
-    if (op is None or op.ended) and not plausible_request(dialect, body):
+    if (op is None or op.ended) and not plausible_request(dialect, body, url.path):
         return None  # not an SDK's call, and not a body of that API
     headers = {str(k).lower(): str(v) for k, v in dict(kwargs.get("headers") or {}).items()}
     decompress = kwargs.get("auto_decompress")

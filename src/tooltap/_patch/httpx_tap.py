@@ -131,7 +131,9 @@ def _start(request: Any) -> Exchange | None:
         if (config.hosts or config.exclude) and not config.observes(url.host, path):
             return None
         op = current_operation.get()
-        if (op is None or op.ended) and not plausible_request(dialect, request_content(request)):
+        if (op is None or op.ended) and not plausible_request(
+            dialect, request_content(request), path
+        ):
             return None  # not an SDK's call, and not a body of that API: someone else's POST
         return begin(tel, request, dialect, path)
     except Exception as exc:  # noqa: BLE001 - what quietly() does, without its extra call

@@ -16,6 +16,8 @@ is both the SDK layer and the transport tap of Bedrock Converse:
   proxy, so what it yields is botocore's own parse of the same bytes. Its ``__iter__``,
   botocore's loop over the body, is wrapped (``reader_wrappers``): a stream botocore
   raises on (an exception event) settles with that failure, its calls not delivered.
+* With a flight recorder, each response is recorded as the httpx tap records one: a
+  body read in the send whole, a stream chunk by chunk (its framing, event-stream, kept).
 
 A failed attempt is classed by its status, ``x-amzn-errortype`` and body; the operation
 ends with the app's ``ClientError`` (classed by its ``Error.Code``) when botocore gives up.
@@ -26,8 +28,6 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any, Final
 from urllib.parse import quote, urlsplit
-
-import wrapt
 
 from .._core.detect import detect_dialect
 from .._core.dialects import TABLE
@@ -42,6 +42,7 @@ from .patchset import Patch, PatchSet
 from .sdk_call import Call, wrappers
 from .sdk_request import filtering, observed, request_params, server_of
 from .sdk_stream import reader_wrappers
+from .tap_proxy import TapSyncStream, tap_sync
 from .tap_stream import TapState
 
 __all__ = ["PATCHES"]
@@ -106,15 +107,20 @@ def _responded(exchange: Exchange, response: Any) -> None:
     status = int(response.status_code)
     headers = {str(k).lower(): str(v) for k, v in response.headers.items()}
     content = getattr(response, "_content", None)
+    flight, path = op.tel.flight, urlsplit(str(response.url)).path
     if isinstance(content, bytes):  # read in the send (every response but a stream's)
         if not 200 <= status < 300:
             error = classify_error(status, headers, content)
             op.attempt_failed(error)
+            if flight is not None:
+                quietly(flight.whole, op, path, status, headers, content, error=error)
             op.report(Event.BODY_ENDED, error=error)
             return
         body = json_body(content) if op.tel.config.capture_any else None
         parsed = parse_response(content, info.dialect, limits=op.tel.config.limits)
         op.record_parsed(parsed, info, body=body)
+        if flight is not None:
+            quietly(flight.whole, op, path, status, headers, content, parsed=parsed)
         op.report(Event.BODY_ENDED)
         return
     if not 200 <= status < 300:
@@ -127,6 +133,8 @@ def _responded(exchange: Exchange, response: Any) -> None:
     else:
         state = TapState(op, info, mode="body", status=status, headers=headers)
         op.report(Event.BODY_UNREAD)
+    if flight is not None:
+        state.flight = quietly(flight.begin, op, path, status, headers)
     response.raw = _TapRaw(response.raw, state)
 
 
@@ -147,47 +155,16 @@ def _send(wrapped: Any, instance: Any, args: tuple[Any, ...], kwargs: dict[str, 
     return response
 
 
-class _TapRaw(wrapt.ObjectProxy):  # type: ignore[type-arg]
-    """urllib3's response as botocore reads it: ``stream()`` chunks pass through the tap."""
-
-    def __init__(self, wrapped: Any, state: TapState) -> None:
-        super().__init__(wrapped)
-        self._self_state = state
-        state.watch(self)
+class _TapRaw(TapSyncStream):
+    """urllib3's response as botocore reads it: ``stream()`` chunks pass through the tap
+    (the httpx body tap's own loop), ``close()`` settles it."""
 
     def stream(self, *args: Any, **kwargs: Any) -> Iterator[bytes]:
         """The wrapped ``stream()``, every chunk seen by the tap first."""
         state = self._self_state
-        loop = self._loop(self.__wrapped__.stream(*args, **kwargs), state)
+        loop = tap_sync(self.__wrapped__.stream(*args, **kwargs), state)
         state.looped(loop)
         return loop
-
-    @staticmethod
-    def _loop(chunks: Iterator[bytes], state: TapState) -> Iterator[bytes]:
-        state.reading()
-        try:
-            for chunk in chunks:
-                try:
-                    state.size += len(chunk)
-                    calls = state.hot(chunk)
-                    if calls:
-                        state.op.calls_received(calls)
-                except Exception as exc:  # noqa: BLE001 - never into the app
-                    state.broken(exc)
-                yield chunk
-        except GeneratorExit:
-            quietly(state.finish, "closed")
-            raise
-        except BaseException as exc:
-            quietly(state.finish, "error" if isinstance(exc, Exception) else "cancelled", exc)
-            raise
-        quietly(state.finish, "exhausted")
-
-    def close(self) -> None:
-        try:
-            self.__wrapped__.close()
-        finally:
-            quietly(self._self_state.finish, "closed")
 
 
 _sync, _ = wrappers(_describe)

@@ -11,7 +11,7 @@ The loops are a generator and an async generator: misuse from two threads or tas
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Iterable, Iterator
 from typing import Any
 
 import wrapt
@@ -19,7 +19,7 @@ import wrapt
 from .._quietly import quietly
 from .tap_stream import TapState
 
-__all__ = ["TapAsyncStream", "TapSyncStream"]
+__all__ = ["TapAsyncStream", "TapSyncStream", "tap_sync"]
 
 
 class _Observed(wrapt.ObjectProxy[Any]):
@@ -53,36 +53,38 @@ class TapSyncStream(_Observed):
 
     def __iter__(self) -> Iterator[bytes]:
         state = self._self_state
-        loop = self._loop(state)
+        loop = tap_sync(self.__wrapped__, state)
         state.looped(loop)
         return loop
-
-    def _loop(self, state: TapState) -> Iterator[bytes]:
-        """Every chunk to the app, after tooltap's step; settles once however it ends."""
-        state.reading()
-        try:
-            for chunk in self.__wrapped__:
-                try:
-                    state.size += len(chunk)
-                    calls = state.hot(chunk)
-                    if calls:
-                        state.op.calls_received(calls)
-                except Exception as exc:  # noqa: BLE001 - never into the app
-                    state.broken(exc)
-                yield chunk
-        except GeneratorExit:
-            quietly(state.finish, "closed")
-            raise
-        except BaseException as exc:
-            quietly(state.finish, "error" if isinstance(exc, Exception) else "cancelled", exc)
-            raise
-        quietly(state.finish, "exhausted")
 
     def close(self) -> None:
         try:
             self.__wrapped__.close()
         finally:
             quietly(self._self_state.finish, "closed")
+
+
+def tap_sync(chunks: Iterable[bytes], state: TapState) -> Iterator[bytes]:
+    """Every chunk of ``chunks`` to the app, after tooltap's step; settles ``state`` once
+    however it ends. Every sync body tap reads through it (httpx's, botocore's)."""
+    state.reading()
+    try:
+        for chunk in chunks:
+            try:
+                state.size += len(chunk)
+                calls = state.hot(chunk)
+                if calls:
+                    state.op.calls_received(calls)
+            except Exception as exc:  # noqa: BLE001 - never into the app
+                state.broken(exc)
+            yield chunk
+    except GeneratorExit:
+        quietly(state.finish, "closed")
+        raise
+    except BaseException as exc:
+        quietly(state.finish, "error" if isinstance(exc, Exception) else "cancelled", exc)
+        raise
+    quietly(state.finish, "exhausted")
 
 
 class TapAsyncStream(_Observed):

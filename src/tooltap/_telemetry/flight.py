@@ -28,7 +28,7 @@ from .._core.errors import classify_error
 from .._core.flight import Chunk, FlightRecord, Reported
 from .._core.model import ErrorClass, Limits, Parsed, RequestInfo
 from .._core.replay import judge, request_of
-from .._core.stream import StreamParser, parse_response
+from .._core.stream import StreamParser, framing_of, parse_response
 from .._forks import new_lock
 from . import semconv as sc
 from .config import Config
@@ -220,7 +220,8 @@ class Recording:
         if mode == "error":
             reported = Reported(error=error.error_type if error else None)
         elif parser is not None:
-            first = self._pieces[0][1] if self._pieces else None
+            binary = self._framing(mode) != "sse"  # (no event count to judge buffering by)
+            first = self._pieces[0][1] if self._pieces and not binary else None
             reported = self.judged(parser.close(), timing, end=end, first=first, exc=exc)
         elif end == "exhausted" and not self.cut:
             body = b"".join(data for _, data in self._pieces)
@@ -252,6 +253,13 @@ class Recording:
             settings=self._recorder.judged_with,
             transport_error=_error_type(exc),
         )
+
+    def _framing(self, mode: str) -> str:
+        """How the body's events are framed, as the tap read them (``body``: whole)."""
+        if mode != "sse":
+            return "body"
+        content_type = next((v for k, v in self.headers if k == "content-type"), "")
+        return framing_of(content_type) or "sse"
 
     def timing(self, read_at: float | None) -> dict[str, float | None]:
         """Seconds from the request sent to the headers, and after the headers: the app's
@@ -293,6 +301,7 @@ class Recording:
             path=self._path,
             status=self._status,
             mode=mode,
+            framing=self._framing(mode),
             headers=self.headers,
             end=end,
             chunks=(),

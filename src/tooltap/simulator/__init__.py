@@ -17,15 +17,13 @@ faults on demand: queued with :meth:`Simulator.inject`, or per request with the
 
 from __future__ import annotations
 
-import threading
-from types import TracebackType
-from typing import Any, Self
+from typing import Any
 
 from ._engine import Engine, RecordedRequest
 from ._faults import FAULT_HEADER, FAULT_KINDS, Fault
 from ._replay import RecordServer
 from ._scenario import ID_MODES, LOOKUP_CALLS, Scenario
-from ._server import SimServer
+from ._server import Served
 
 __all__ = [
     "FAULT_HEADER",
@@ -39,7 +37,7 @@ __all__ = [
 ]
 
 
-class Simulator:
+class Simulator(Served):
     """A provider simulator on ``127.0.0.1``, served from a background thread."""
 
     def __init__(
@@ -54,50 +52,7 @@ class Simulator:
     ) -> None:
         """``ids``: how the model spells call ids, one of ``ID_MODES``."""
         self._engine = Engine(Scenario(calls, final_text, seed, ids), fragment)
-        self._port = port
-        self._server: SimServer | None = None
-        self._thread: threading.Thread | None = None
-
-    def start(self) -> Self:
-        """Bind an ephemeral port (or ``port``) and serve in a daemon thread."""
-        if self._server is not None:
-            raise RuntimeError("simulator already started")
-        self._server = SimServer(self._port, self._engine)
-        self._thread = threading.Thread(
-            target=self._server.serve_forever,
-            kwargs={"poll_interval": 0.05},
-            name="tooltap-simulator",
-            daemon=True,
-        )
-        self._thread.start()
-        return self
-
-    def stop(self) -> None:
-        """Stop serving, close every socket (stalled ones too) and join all threads."""
-        server, thread = self._server, self._thread
-        self._server = self._thread = None
-        if server is not None:
-            server.stop()
-        if thread is not None:
-            thread.join()
-
-    def __enter__(self) -> Self:
-        return self.start()
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        self.stop()
-
-    @property
-    def url(self) -> str:
-        """``http://127.0.0.1:PORT``."""
-        if self._server is None:
-            raise RuntimeError("simulator not started")
-        return f"http://127.0.0.1:{self._server.server_address[1]}"
+        super().__init__(self._engine, port=port, what="simulator")
 
     @property
     def openai_base_url(self) -> str:

@@ -9,15 +9,13 @@ on it again.
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Mapping
-from types import TracebackType
-from typing import Final, Self
+from typing import Final
 
 from .._core.flight import FlightRecord
 from ._faults import Delivery
 from ._render import Rendered
-from ._server import SimServer
+from ._server import Served
 
 __all__ = ["RecordServer"]
 
@@ -57,7 +55,7 @@ class _Recorded:
         return delivery
 
 
-class RecordServer:
+class RecordServer(Served):
     """A loopback HTTP server (the simulator's) that serves one flight record.
 
     ``timing=False`` sends the chunks without the recorded waits (same bytes, same
@@ -65,53 +63,10 @@ class RecordServer:
     """
 
     def __init__(self, record: FlightRecord, *, port: int = 0, timing: bool = True) -> None:
-        self._answers = _Recorded(record, timing=timing)
-        self._port = port
-        self._server: SimServer | None = None
-        self._thread: threading.Thread | None = None
+        self._recorded = _Recorded(record, timing=timing)
+        super().__init__(self._recorded, port=port, what="record server")
 
     @property
     def served(self) -> int:
         """Requests answered so far."""
-        return self._answers.served
-
-    def start(self) -> Self:
-        """Bind ``127.0.0.1`` (an ephemeral port unless ``port``) and serve in a daemon thread."""
-        if self._server is not None:
-            raise RuntimeError("record server already started")
-        self._server = SimServer(self._port, self._answers)
-        self._thread = threading.Thread(
-            target=self._server.serve_forever,
-            kwargs={"poll_interval": 0.05},
-            name="tooltap-record-server",
-            daemon=True,
-        )
-        self._thread.start()
-        return self
-
-    def stop(self) -> None:
-        """Stop serving and join the threads."""
-        server, thread = self._server, self._thread
-        self._server = self._thread = None
-        if server is not None:
-            server.stop()
-        if thread is not None:
-            thread.join()
-
-    def __enter__(self) -> Self:
-        return self.start()
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        self.stop()
-
-    @property
-    def url(self) -> str:
-        """``http://127.0.0.1:PORT``."""
-        if self._server is None:
-            raise RuntimeError("record server not started")
-        return f"http://127.0.0.1:{self._server.server_address[1]}"
+        return self._recorded.served

@@ -13,14 +13,15 @@ import struct
 import threading
 from collections.abc import Mapping
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any, Protocol
+from types import TracebackType
+from typing import Any, Protocol, Self
 from urllib.parse import urlsplit
 
 from .._forks import new_lock
 from ._faults import Delivery
 from ._render import json_response
 
-__all__ = ["Answers", "SimServer"]
+__all__ = ["Answers", "Served", "SimServer"]
 
 _JOIN_TIMEOUT = 5.0
 
@@ -190,3 +191,57 @@ class SimServer(ThreadingHTTPServer):
         for thread in threads:
             thread.join(_JOIN_TIMEOUT)
         self.server_close()
+
+
+class Served:
+    """A ``SimServer`` answering with ``answers`` on ``127.0.0.1``, served from a daemon
+    thread: ``start``/``stop`` (or a ``with`` block) and its ``url``. ``what`` names it in
+    errors and its thread."""
+
+    def __init__(self, answers: Answers, *, port: int, what: str) -> None:
+        self._answers = answers
+        self._port = port
+        self._what = what
+        self._server: SimServer | None = None
+        self._thread: threading.Thread | None = None
+
+    def start(self) -> Self:
+        """Bind ``127.0.0.1`` (an ephemeral port unless ``port``) and serve in a daemon thread."""
+        if self._server is not None:
+            raise RuntimeError(f"{self._what} already started")
+        self._server = SimServer(self._port, self._answers)
+        self._thread = threading.Thread(
+            target=self._server.serve_forever,
+            kwargs={"poll_interval": 0.05},
+            name=f"tooltap-{self._what.replace(' ', '-')}",
+            daemon=True,
+        )
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        """Stop serving, close every socket (stalled ones too) and join all threads."""
+        server, thread = self._server, self._thread
+        self._server = self._thread = None
+        if server is not None:
+            server.stop()
+        if thread is not None:
+            thread.join()
+
+    def __enter__(self) -> Self:
+        return self.start()
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.stop()
+
+    @property
+    def url(self) -> str:
+        """``http://127.0.0.1:PORT``."""
+        if self._server is None:
+            raise RuntimeError(f"{self._what} not started")
+        return f"http://127.0.0.1:{self._server.server_address[1]}"

@@ -7,7 +7,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Final, Protocol
 
-from ..model import Limits, Parsed, RequestInfo, ToolCall
+from ..model import Limits, Parsed, Problem, RequestInfo, ToolCall, Usage
 from ..sse import SSEEvent
 from ._content import Message, Part
 from ._request import DeclaredTool, Reader
@@ -19,11 +19,16 @@ __all__ = [
     "Dialect",
     "Reducer",
     "always",
+    "any_body",
+    "cut_call",
+    "parsed",
     "unchanged",
 ]
 
 #: The attempt number the Stainless-generated SDKs (openai, anthropic) send on each try.
 STAINLESS_RETRY_COUNT: Final = "x-stainless-retry-count"
+#: How much of an oversized argument text a problem keeps.
+PREVIEW: Final = 256
 
 
 class Reducer(Protocol):
@@ -45,6 +50,47 @@ class Reducer(Protocol):
         ...
 
 
+def cut_call(
+    ordinal: int, call_id: str | None, name: Any, text: str, *, big: bool, inside: str
+) -> Problem:
+    """A call the stream ended inside (``inside``: "block", "call"): ``truncated_json``
+    with the text that came, or ``oversized_arguments`` with a preview of it."""
+    return Problem(
+        "oversized_arguments" if big else "truncated_json",
+        ordinal,
+        call_id,
+        f"stream ended inside the {inside}",
+        name if isinstance(name, str) else None,
+        text[:PREVIEW] if big else text,
+    )
+
+
+def parsed(
+    dialect: str,
+    calls: Sequence[ToolCall],
+    problems: list[Problem],
+    *,
+    finish: str | None,
+    incomplete: frozenset[str],
+    usage: Mapping[str, int],
+    complete: bool,
+    **facts: Any,
+) -> Parsed:
+    """A reducer's ``Parsed``: a finish reason in ``incomplete`` adds
+    ``incomplete_response``; ``facts``: the dialect's other fields (``response_id``...)."""
+    if finish in incomplete:
+        problems.append(Problem("incomplete_response", detail=finish or ""))
+    return Parsed(
+        dialect,
+        calls=tuple(calls),
+        problems=tuple(problems),
+        finish_reason=finish,
+        usage=Usage(**usage) if usage else None,
+        complete=complete,
+        **facts,
+    )
+
+
 class BodyParser(Protocol):
     """Parse one whole, decoded JSON body (a Mapping, or a list for Google arrays).
 
@@ -52,6 +98,11 @@ class BodyParser(Protocol):
     """
 
     def __call__(self, body: Any, limits: Limits, *, size: int | None = None) -> Parsed: ...
+
+
+def any_body(path: str, body: bytes) -> bool:
+    """``claims_body`` of a dialect whose ``body_keys`` are enough on every path."""
+    return True
 
 
 @dataclass(frozen=True, slots=True, kw_only=True, eq=False)
@@ -115,6 +166,9 @@ class Dialect:
     error_tokens: Mapping[str, str]
     #: The request header giving the SDK's attempt number (resends), or None.
     retry_count_header: str | None
+    #: Whether a body sent to ``path`` is this dialect's, beyond ``body_keys`` (a path
+    #: several model families share: Bedrock's ``/invoke``), for ``plausible_request``.
+    claims_body: Callable[[str, bytes], bool]
 
 
 def always(path: str) -> bool:

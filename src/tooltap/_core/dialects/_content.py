@@ -11,7 +11,15 @@ from typing import Any
 
 from .._json import loads_str
 
-__all__ = ["Message", "Part", "definition", "json_arguments", "text_parts", "tools_of"]
+__all__ = [
+    "Message",
+    "Part",
+    "definition",
+    "function_definitions",
+    "json_arguments",
+    "text_parts",
+    "tools_of",
+]
 
 Message = dict[str, Any]
 Part = dict[str, Any]
@@ -59,3 +67,13 @@ def definition(name: Any, description: Any, parameters: Any) -> dict[str, Any] |
     if parameters is not None:
         out["parameters"] = parameters
     return out
+
+
+def function_definitions(body: Mapping[str, Any]) -> list[dict[str, Any] | None]:
+    """``tool_definitions`` of OpenAI-shaped ``tools`` (``{"function": {name, description,
+    parameters}}``; Cohere and Ollama need no ``"type": "function"``)."""
+    return [
+        definition(fn.get("name"), fn.get("description"), fn.get("parameters"))
+        for tool in tools_of(body)
+        if isinstance(fn := tool.get("function"), Mapping)
+    ]

@@ -13,8 +13,8 @@ and the ABC check alone costs several times the type compare (the readers make d
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Mapping
-from typing import Any, Protocol
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any, Protocol, TypeGuard
 
 from .._json import loads_str
 from ..model import ModelTurn, Problem, ToolResultRef
@@ -27,8 +27,11 @@ __all__ = [
     "Reader",
     "assistant",
     "described",
+    "function_declarations",
     "get",
+    "is_map",
     "items",
+    "one_message_each",
     "result_text",
 ]
 
@@ -278,6 +281,21 @@ def result_text(output: Any) -> str:
     if isinstance(output, str):
         return output
     return json.dumps(output, ensure_ascii=False, default=str)
+
+
+def is_map(value: Any) -> TypeGuard[Mapping[str, Any]]:
+    """Whether a decoded JSON value is an object (a dict, or any Mapping an SDK dumps)."""
+    return type(value) is dict or isinstance(value, Mapping)
+
+
+def one_message_each(results: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """``result_messages`` of a dialect whose every result is a message of its own."""
+    return results
+
+
+def function_declarations(tools: Sequence[DeclaredTool]) -> list[dict[str, Any]]:
+    """OpenAI-shaped ``tools``: one ``{"type": "function", "function": {...}}`` per tool."""
+    return [{"type": "function", "function": described(t, parameters=t.schema)} for t in tools]
 
 
 def described(tool: DeclaredTool, **schema: Any) -> dict[str, Any]:

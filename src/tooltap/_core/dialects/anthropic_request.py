@@ -180,10 +180,11 @@ def _removal(r: Reader, block: Mapping[str, Any]) -> None:
 
 
 #: Claude on Bedrock: ``/model/{modelId}/invoke`` (``-with-response-stream``: an AWS
-#: event-stream of base64 Anthropic events); the model id names Anthropic.
-_BEDROCK_PATH: Final = re.compile(
-    r"/model/([^/]*anthropic[^/]*)/invoke(-with-response-stream)?$", re.IGNORECASE
-)
+#: event-stream of base64 Anthropic events). Every Bedrock model family shares the path:
+#: a Claude request is told by its body (``claims_body``), whatever the model id names
+#: (an inference profile ARN may name no family; its ``/``, decoded, stays in the id).
+_BEDROCK_PATH: Final = re.compile(r"/model/(.+)/invoke(-with-response-stream)?$")
+_INVOKE: Final = ("/invoke", "/invoke-with-response-stream")
 #: Claude on Vertex AI: ``.../publishers/anthropic/models/{model}:rawPredict`` (or
 #: ``:streamRawPredict``); ``count-tokens`` is not a Messages call.
 _VERTEX_PATH: Final = re.compile(r"/publishers/anthropic/models/([^/:]+):(stream)?[rR]awPredict$")
@@ -191,13 +192,20 @@ _VERTEX_PATH: Final = re.compile(r"/publishers/anthropic/models/([^/:]+):(stream
 
 def claims_path(path: str) -> bool:
     """A ``.../messages`` path is Anthropic's unless it is OpenAI Assistants' ``/threads/``;
-    an ``/invoke`` or ``:rawPredict`` path is when it names a Claude model (Bedrock, Vertex)."""
+    a Bedrock ``/model/{id}/invoke`` path may be (its body tells); a Vertex ``:rawPredict``
+    path is when it names a Claude model."""
     if path.endswith("/messages"):
         return "/threads/" not in path
-    if path.endswith(("/invoke", "/invoke-with-response-stream")):
+    if path.endswith(_INVOKE):
         return _BEDROCK_PATH.search(path) is not None
     match = _VERTEX_PATH.search(path)
     return match is not None and match.group(1) != "count-tokens"
+
+
+def claims_body(path: str, body: bytes) -> bool:
+    """A body sent to Bedrock's ``/invoke`` is Claude's when it names ``anthropic_version``
+    (Bedrock requires it of Claude; Llama, Mistral, Nova, Titan... bodies have none)."""
+    return not path.endswith(_INVOKE) or b'"anthropic_version"' in body
 
 
 def from_path(info: RequestInfo, path: str) -> RequestInfo:
@@ -222,7 +230,7 @@ def _path_facts(path: str) -> tuple[str | None, bool]:
 
 def provider_name(host: str | None, path: str | None) -> str:
     """``gen_ai.provider.name``: ``aws.bedrock`` and ``gcp.vertex_ai`` by their paths."""
-    if path and path.endswith(("/invoke", "/invoke-with-response-stream")):
+    if path and path.endswith(_INVOKE):
         return "aws.bedrock"
     if path and path.endswith((":rawPredict", ":streamRawPredict")):
         return "gcp.vertex_ai"
@@ -323,6 +331,7 @@ ENTRY: Final = Dialect(
         ":streamRawPredict",
     ),
     claims_path=claims_path,
+    claims_body=claims_body,
     body_keys=((b'"messages"',), (b'"model"', b'"max_tokens"')),
     body_streams=True,
     from_path=from_path,

@@ -19,9 +19,9 @@ from typing import Any, Final
 
 from .._json import loads
 from ..args import coerce_args, decode_arguments, may_exceed, oversized_value
-from ..model import Limits, Parsed, Problem, ToolCall, Usage
-from ..problems import ProblemKind
+from ..model import Limits, Parsed, Problem, ToolCall
 from ..sse import SSEEvent
+from ._base import PREVIEW, cut_call, parsed
 from ._fragments import Fragments
 
 __all__ = ["DIALECT", "PROVIDER", "Reducer", "parse_body"]
@@ -45,7 +45,6 @@ _CACHE: Final = (
     ("cacheReadInputTokens", "cache_read_input_tokens"),
     ("cacheWriteInputTokens", "cache_creation_input_tokens"),
 )
-_PREVIEW: Final = 256
 
 
 class _Block:
@@ -204,7 +203,7 @@ class Reducer:
         if block.big:
             detail = f"over {limits.max_argument_bytes} characters"
             problem = Problem(
-                "oversized_arguments", index, block.call_id, detail, name, text[:_PREVIEW]
+                "oversized_arguments", index, block.call_id, detail, name, text[:PREVIEW]
             )
             return self._add(block.call_id, block.name, index, problem, None)
         if not text.strip():  # a tool without parameters sends no delta
@@ -241,29 +240,22 @@ class Reducer:
         return [call]
 
     def _cut(self, block: _Block) -> Problem:
-        kind: ProblemKind = "oversized_arguments" if block.big else "truncated_json"
         text = block.fragments.text()
-        return Problem(
-            kind,
-            block.ordinal,
-            block.call_id,
-            "stream ended inside the block",
-            block.name if isinstance(block.name, str) else None,
-            text[:_PREVIEW] if block.big else text,
+        return cut_call(
+            block.ordinal, block.call_id, block.name, text, big=block.big, inside="block"
         )
 
     def _shape(self, detail: str) -> None:
         self._problems.append(Problem("unexpected_shape", detail=detail))
 
     def _parsed(self, problems: list[Problem], *, complete: bool) -> Parsed:
-        if self._finish in INCOMPLETE_STOPS:
-            problems.append(Problem("incomplete_response", detail=self._finish or ""))
-        return Parsed(
+        return parsed(
             DIALECT,
-            calls=tuple(self._calls),
-            problems=tuple(problems),
-            finish_reason=self._finish,
-            usage=Usage(**self._usage) if self._usage else None,
+            self._calls,
+            problems,
+            finish=self._finish,
+            incomplete=INCOMPLETE_STOPS,
+            usage=self._usage,
             complete=complete,
         )
 

@@ -13,14 +13,14 @@ import dataclasses
 import re
 from collections.abc import Mapping, Sequence
 from functools import lru_cache
-from typing import Any, Final, TypeGuard
+from typing import Any, Final
 from urllib.parse import unquote
 
 from ..model import RequestInfo, ToolCall
 from . import bedrock_converse
-from ._base import Dialect
+from ._base import Dialect, any_body
 from ._content import Message, Part, definition
-from ._request import DeclaredTool, Reader, assistant, items, result_text
+from ._request import DeclaredTool, Reader, assistant, is_map, items, result_text
 
 __all__ = [
     "AWS_ERROR_CODES",
@@ -69,31 +69,27 @@ REQUEST_PARAMS: Final = {
 _PATH: Final = re.compile(r"/model/([^/]+)/converse(-stream)?$")
 
 
-def _is_map(value: Any) -> TypeGuard[Mapping[str, Any]]:
-    return type(value) is dict or isinstance(value, Mapping)
-
-
 def _tool_uses(content: Any) -> list[Mapping[str, Any]]:
     """The ``toolUse`` values of a content list, in order."""
     if not isinstance(content, list):
         return []
-    return [b["toolUse"] for b in content if _is_map(b) and _is_map(b.get("toolUse"))]
+    return [b["toolUse"] for b in content if is_map(b) and is_map(b.get("toolUse"))]
 
 
 def read_request(r: Reader, body: Mapping[str, Any]) -> None:
     """Declared ``toolConfig.tools``, ``toolChoice``, and the new ``toolResult`` blocks."""
     config = body.get("toolConfig")
-    if _is_map(config):
+    if is_map(config):
         for i, tool in enumerate(items(config.get("tools"), r, "toolConfig.tools")):
             spec = tool.get("toolSpec")
-            if not _is_map(spec):
+            if not is_map(spec):
                 continue  # cachePoint, systemTool entries
             schema = spec.get("inputSchema")
-            r.tool(spec.get("name"), schema.get("json") if _is_map(schema) else None, f"tools[{i}]")
+            r.tool(spec.get("name"), schema.get("json") if is_map(schema) else None, f"tools[{i}]")
         choice = config.get("toolChoice")
-        if _is_map(choice):
+        if is_map(choice):
             forced = choice.get("tool")
-            if _is_map(forced) and isinstance(forced.get("name"), str):
+            if is_map(forced) and isinstance(forced.get("name"), str):
                 r.tool_choice = f"tool:{forced['name']}"
             elif "any" in choice:
                 r.tool_choice = "any"
@@ -110,8 +106,8 @@ def read_request(r: Reader, body: Mapping[str, Any]) -> None:
         if msg.get("role") != "user" or not isinstance(content, list):
             continue
         for block in content:
-            result = block.get("toolResult") if _is_map(block) else None
-            if _is_map(result):
+            result = block.get("toolResult") if is_map(block) else None
+            if is_map(result):
                 cid = result.get("toolUseId")
                 error = result.get("status") == "error"
                 turn, call = r.answered(cid)
@@ -147,7 +143,7 @@ def provider_name(host: str | None, path: str | None) -> str:
 
 def result_message(call: ToolCall, output: Any, is_error: bool) -> dict[str, Any]:
     """The ``toolResult`` block answering ``call``: an object output as a ``json`` block."""
-    if isinstance(output, list) and all(_is_map(b) and len(b) == 1 for b in output):
+    if isinstance(output, list) and all(is_map(b) and len(b) == 1 for b in output):
         content = output  # already content blocks ({"text"}, {"json"}, {"image"}...)
     elif isinstance(output, dict):
         content = [{"json": output}]
@@ -182,15 +178,15 @@ def declarations(tools: Sequence[DeclaredTool]) -> list[dict[str, Any]]:
 def _parts(content: Any) -> list[Part]:
     parts: list[Part] = []
     for block in content if isinstance(content, list) else ():
-        if not _is_map(block):
+        if not is_map(block):
             continue
         if isinstance(block.get("text"), str):
             parts.append({"type": "text", "content": block["text"]})
-        elif _is_map(block.get("reasoningContent")):
+        elif is_map(block.get("reasoningContent")):
             text = block["reasoningContent"].get("reasoningText")
-            if _is_map(text) and isinstance(text.get("text"), str):
+            if is_map(text) and isinstance(text.get("text"), str):
                 parts.append({"type": "reasoning", "content": text["text"]})
-        elif _is_map(block.get("toolUse")):
+        elif is_map(block.get("toolUse")):
             use = block["toolUse"]
             parts.append(
                 {
@@ -200,7 +196,7 @@ def _parts(content: Any) -> list[Part]:
                     "arguments": use.get("input"),
                 }
             )
-        elif _is_map(block.get("toolResult")):
+        elif is_map(block.get("toolResult")):
             result = block["toolResult"]
             parts.append(
                 {
@@ -219,7 +215,7 @@ def input_messages(body: Mapping[str, Any]) -> list[Message]:
     if system:
         out.append({"role": "system", "parts": system})
     for msg in body.get("messages") or ():
-        if _is_map(msg):
+        if is_map(msg):
             out.append({"role": str(msg.get("role", "user")), "parts": _parts(msg.get("content"))})
     return out
 
@@ -227,8 +223,8 @@ def input_messages(body: Mapping[str, Any]) -> list[Message]:
 def output_text(body: Mapping[str, Any]) -> list[Part]:
     """The text and reasoning blocks of ``output.message.content``."""
     output = body.get("output")
-    message = output.get("message") if _is_map(output) else None
-    parts = _parts(message.get("content") if _is_map(message) else None)
+    message = output.get("message") if is_map(output) else None
+    parts = _parts(message.get("content") if is_map(message) else None)
     return [p for p in parts if p["type"] in ("text", "reasoning")]
 
 
@@ -237,7 +233,7 @@ def streamed_body(events: Sequence[Mapping[str, Any]]) -> dict[str, Any] | None:
     pieces: list[str] = []
     for data in events:
         delta = data.get("delta")
-        if _is_map(delta) and isinstance(delta.get("text"), str):
+        if is_map(delta) and isinstance(delta.get("text"), str):
             pieces.append(delta["text"])
     if not pieces:
         return None
@@ -247,17 +243,17 @@ def streamed_body(events: Sequence[Mapping[str, Any]]) -> dict[str, Any] | None:
 def tool_definitions(body: Mapping[str, Any]) -> list[dict[str, Any] | None]:
     """The ``toolSpec`` tools of the request (``gen_ai.tool.definitions``)."""
     config = body.get("toolConfig")
-    tools = config.get("tools") if _is_map(config) else None
+    tools = config.get("tools") if is_map(config) else None
     found: list[dict[str, Any] | None] = []
     for tool in tools if isinstance(tools, list) else ():
-        spec = tool.get("toolSpec") if _is_map(tool) else None
-        if _is_map(spec):
+        spec = tool.get("toolSpec") if is_map(tool) else None
+        if is_map(spec):
             schema = spec.get("inputSchema")
             found.append(
                 definition(
                     spec.get("name"),
                     spec.get("description"),
-                    schema.get("json") if _is_map(schema) else None,
+                    schema.get("json") if is_map(schema) else None,
                 )
             )
     return found
@@ -269,6 +265,7 @@ ENTRY: Final = Dialect(
     provider=bedrock_converse.PROVIDER,
     path_suffixes=("/converse", "/converse-stream"),
     claims_path=claims_path,
+    claims_body=any_body,
     body_keys=((b'"messages"',),),  # the model is in the path; no other key is in every body
     body_streams=False,
     from_path=from_path,

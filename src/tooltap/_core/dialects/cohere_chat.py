@@ -15,8 +15,9 @@ from typing import Any, Final
 
 from .._json import loads
 from ..args import decode_arguments, may_exceed
-from ..model import Limits, Parsed, Problem, ToolCall, Usage
+from ..model import Limits, Parsed, Problem, ToolCall
 from ..sse import SSEEvent
+from ._base import PREVIEW, cut_call, parsed
 from ._fragments import Fragments
 
 __all__ = ["DIALECT", "PROVIDER", "Reducer", "parse_body"]
@@ -25,7 +26,6 @@ DIALECT: Final = "cohere.chat"
 PROVIDER: Final = "cohere"
 INCOMPLETE_STOPS: Final = frozenset({"MAX_TOKENS"})
 FAILED_STOPS: Final = frozenset({"ERROR", "TIMEOUT"})
-_PREVIEW: Final = 256
 
 
 class _Open:
@@ -189,7 +189,7 @@ class Reducer:
                     block.call_id,
                     f"over {limits.max_argument_bytes} characters",
                     name,
-                    text[:_PREVIEW],
+                    text[:PREVIEW],
                 ),
                 block,
                 text,
@@ -218,29 +218,23 @@ class Reducer:
 
     def _cut(self, block: _Open) -> Problem:
         text = block.fragments.text()
-        return Problem(
-            "oversized_arguments" if block.big else "truncated_json",
-            block.ordinal,
-            block.call_id,
-            "stream ended inside the call",
-            block.name if isinstance(block.name, str) else None,
-            text[:_PREVIEW] if block.big else text,
+        return cut_call(
+            block.ordinal, block.call_id, block.name, text, big=block.big, inside="call"
         )
 
     def _shape(self, detail: str) -> None:
         self._problems.append(Problem("unexpected_shape", detail=detail))
 
     def _parsed(self, problems: list[Problem], *, complete: bool) -> Parsed:
-        if self._finish in INCOMPLETE_STOPS:
-            problems.append(Problem("incomplete_response", detail=self._finish or ""))
-        return Parsed(
+        return parsed(
             DIALECT,
-            calls=tuple(self._calls),
-            problems=tuple(problems),
-            finish_reason=self._finish,
-            response_id=self._id,
-            usage=Usage(**self._usage) if self._usage else None,
+            self._calls,
+            problems,
+            finish=self._finish,
+            incomplete=INCOMPLETE_STOPS,
+            usage=self._usage,
             complete=complete,
+            response_id=self._id,
         )
 
 

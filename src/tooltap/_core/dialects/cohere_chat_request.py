@@ -9,28 +9,32 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping, Sequence
-from typing import Any, Final, TypeGuard
+from typing import Any, Final
 
 from ..model import ToolCall
 from . import cohere_chat
-from ._base import Dialect, always, unchanged
-from ._content import Message, Part, definition, json_arguments, tools_of
+from ._base import Dialect, always, any_body, unchanged
+from ._content import Message, Part, function_definitions, json_arguments
 from ._openai_request import result_is_error, result_output
-from ._request import DeclaredTool, Reader, assistant, described, items
+from ._request import (
+    Reader,
+    assistant,
+    function_declarations,
+    is_map,
+    items,
+    one_message_each,
+)
 
 __all__ = [
     "ENTRY",
     "REQUEST_PARAMS",
     "TOOL_NAME_RULE",
-    "declarations",
     "input_messages",
     "output_text",
     "provider_name",
     "read_request",
     "result_message",
-    "result_messages",
     "streamed_body",
-    "tool_definitions",
 ]
 
 #: Cohere's tool names: letters, digits and underscores (its tool-use docs).
@@ -46,15 +50,11 @@ REQUEST_PARAMS: Final = {
 _CHOICES: Final = {"REQUIRED": "any", "NONE": "none"}
 
 
-def _is_map(value: Any) -> TypeGuard[Mapping[str, Any]]:
-    return type(value) is dict or isinstance(value, Mapping)
-
-
 def read_request(r: Reader, body: Mapping[str, Any]) -> None:
     """Declared ``tools``, ``tool_choice``, and the ``tool`` messages after the last model turn."""
     for i, tool in enumerate(items(body.get("tools"), r, "tools")):
         spec = tool.get("function")
-        if _is_map(spec):
+        if is_map(spec):
             r.tool(spec.get("name"), spec.get("parameters"), f"tools[{i}]")
         else:
             r.problem(f"tools[{i}]: no 'function' object")
@@ -65,7 +65,7 @@ def read_request(r: Reader, body: Mapping[str, Any]) -> None:
             found = []
             for tc in items(msg.get("tool_calls"), r, "tool_calls"):
                 fn = tc.get("function")
-                if _is_map(fn):
+                if is_map(fn):
                     found.append((tc.get("id"), fn.get("name"), fn.get("arguments")))
             r.model_turn(at, found, msg.get("content"))
             continue
@@ -83,12 +83,12 @@ def _text(content: Any) -> Any:
         return content
     pieces: list[str] = []
     for block in content:
-        if not _is_map(block):
+        if not is_map(block):
             continue
         if isinstance(block.get("text"), str):
             pieces.append(block["text"])
         document = block.get("document")
-        if _is_map(document) and isinstance(document.get("data"), str):
+        if is_map(document) and isinstance(document.get("data"), str):
             pieces.append(document["data"])
     return "".join(pieces)
 
@@ -108,24 +108,14 @@ def result_message(call: ToolCall, output: Any, is_error: bool) -> dict[str, Any
     }
 
 
-def result_messages(results: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """One message per result."""
-    return results
-
-
-def declarations(tools: Sequence[DeclaredTool]) -> list[dict[str, Any]]:
-    """``tools``: one ``{"type": "function", "function": {...}}`` per tool."""
-    return [{"type": "function", "function": described(t, parameters=t.schema)} for t in tools]
-
-
 def _content_parts(content: Any) -> list[Part]:
     if isinstance(content, str):
         return [{"type": "text", "content": content}] if content else []
     parts: list[Part] = []
     for block in content if isinstance(content, list) else ():
-        if _is_map(block) and block.get("type") == "text" and isinstance(block.get("text"), str):
+        if is_map(block) and block.get("type") == "text" and isinstance(block.get("text"), str):
             parts.append({"type": "text", "content": block["text"]})
-        elif _is_map(block) and block.get("type") == "thinking":
+        elif is_map(block) and block.get("type") == "thinking":
             thinking = block.get("thinking")
             if isinstance(thinking, str):
                 parts.append({"type": "reasoning", "content": thinking})
@@ -136,7 +126,7 @@ def input_messages(body: Mapping[str, Any]) -> list[Message]:
     """``messages`` as semconv messages: text, tool plans, tool calls and results."""
     out: list[Message] = []
     for msg in body.get("messages") or ():
-        if not _is_map(msg):
+        if not is_map(msg):
             continue
         role = str(msg.get("role", "user"))
         if role == "tool":
@@ -151,8 +141,8 @@ def input_messages(body: Mapping[str, Any]) -> list[Message]:
         if isinstance(msg.get("tool_plan"), str) and msg["tool_plan"]:
             parts.append({"type": "reasoning", "content": msg["tool_plan"]})
         for call in msg.get("tool_calls") or ():
-            fn = call.get("function") if _is_map(call) else None
-            if _is_map(fn) and _is_map(call):
+            fn = call.get("function") if is_map(call) else None
+            if is_map(fn) and is_map(call):
                 parts.append(
                     {
                         "type": "tool_call",
@@ -168,7 +158,7 @@ def input_messages(body: Mapping[str, Any]) -> list[Message]:
 def output_text(body: Mapping[str, Any]) -> list[Part]:
     """The text and thinking blocks of ``message.content``, and the tool plan."""
     message = body.get("message")
-    if not _is_map(message):
+    if not is_map(message):
         return []
     parts = _content_parts(message.get("content"))
     if isinstance(message.get("tool_plan"), str) and message["tool_plan"]:
@@ -182,13 +172,13 @@ def streamed_body(events: Sequence[Mapping[str, Any]]) -> dict[str, Any] | None:
     plan: list[str] = []
     for data in events:
         delta = data.get("delta")
-        message = delta.get("message") if _is_map(delta) else None
-        if not _is_map(message):
+        message = delta.get("message") if is_map(delta) else None
+        if not is_map(message):
             continue
         content = message.get("content")
         if (
             data.get("type") == "content-delta"
-            and _is_map(content)
+            and is_map(content)
             and isinstance(content.get("text"), str)
         ):
             text.append(content["text"])
@@ -202,21 +192,13 @@ def streamed_body(events: Sequence[Mapping[str, Any]]) -> dict[str, Any] | None:
     return {"message": message_body}
 
 
-def tool_definitions(body: Mapping[str, Any]) -> list[dict[str, Any] | None]:
-    """The function tools the request declares (``gen_ai.tool.definitions``)."""
-    return [
-        definition(fn.get("name"), fn.get("description"), fn.get("parameters"))
-        for tool in tools_of(body)
-        if isinstance(fn := tool.get("function"), Mapping)
-    ]
-
-
 #: The Cohere v2 chat entry of the dialect table.
 ENTRY: Final = Dialect(
     name=cohere_chat.DIALECT,
     provider=cohere_chat.PROVIDER,
     path_suffixes=("/v2/chat",),
     claims_path=always,
+    claims_body=any_body,
     body_keys=((b'"messages"',), (b'"model"',)),
     body_streams=True,
     from_path=unchanged,
@@ -224,12 +206,12 @@ ENTRY: Final = Dialect(
     parse_body=cohere_chat.parse_body,
     read_request=read_request,
     result_message=result_message,
-    result_messages=result_messages,
-    declarations=declarations,
+    result_messages=one_message_each,
+    declarations=function_declarations,
     input_messages=input_messages,
     output_text=output_text,
     streamed_body=streamed_body,
-    tool_definitions=tool_definitions,
+    tool_definitions=function_definitions,
     request_params=REQUEST_PARAMS,
     provider_name=provider_name,
     provider_untold=None,

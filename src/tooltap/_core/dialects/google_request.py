@@ -17,7 +17,7 @@ from typing import Any, Final
 
 from ..model import RequestInfo, ToolCall
 from . import google
-from ._base import Dialect, always
+from ._base import Dialect, always, any_body
 from ._content import Message, Part, definition, tools_of
 from ._request import Call, DeclaredTool, Reader, described, get, items
 
@@ -354,6 +354,7 @@ ENTRY: Final = Dialect(
     provider=google.PROVIDER,
     path_suffixes=(":generateContent", ":streamGenerateContent"),
     claims_path=always,
+    claims_body=any_body,
     body_keys=((b'"contents"',),),  # the model is in the path, so a body need not name it
     body_streams=False,
     from_path=from_path,

@@ -13,8 +13,9 @@ from typing import Any, Final
 
 from .._json import loads
 from ..args import coerce_args, decode_arguments, may_exceed, oversized_value
-from ..model import Limits, Parsed, Problem, ToolCall, Usage
+from ..model import Limits, Parsed, Problem, ToolCall
 from ..sse import SSEEvent
+from ._base import PREVIEW, parsed
 
 __all__ = ["DIALECT", "PROVIDER", "Reducer", "parse_body"]
 
@@ -22,7 +23,6 @@ DIALECT: Final = "ollama.chat"
 PROVIDER: Final = "ollama"
 #: done_reason values meaning the model was cut off.
 INCOMPLETE_STOPS: Final = frozenset({"length"})
-_PREVIEW: Final = 256
 
 
 class Reducer:
@@ -67,7 +67,7 @@ class Reducer:
                             "truncated_json",
                             self._ordinals,
                             detail="stream ended inside a line holding calls",
-                            received=ev.data[:_PREVIEW].decode("utf-8", "replace"),
+                            received=ev.data[:PREVIEW].decode("utf-8", "replace"),
                         )
                     )
                 return []
@@ -168,16 +168,15 @@ class Reducer:
         self._problems.append(Problem("unexpected_shape", detail=detail))
 
     def _parsed(self, problems: list[Problem], *, complete: bool) -> Parsed:
-        if self._finish in INCOMPLETE_STOPS:
-            problems.append(Problem("incomplete_response", detail=self._finish or ""))
-        return Parsed(
+        return parsed(
             DIALECT,
-            calls=tuple(self._calls),
-            problems=tuple(problems),
-            finish_reason=self._finish,
-            model=self._model,
-            usage=Usage(**self._usage) if self._usage else None,
+            self._calls,
+            problems,
+            finish=self._finish,
+            incomplete=INCOMPLETE_STOPS,
+            usage=self._usage,
             complete=complete,
+            model=self._model,
         )
 
 

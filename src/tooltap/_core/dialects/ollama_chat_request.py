@@ -10,28 +10,39 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping, Sequence
-from typing import Any, Final, TypeGuard
+from typing import Any, Final
 
 from ..model import ToolCall
 from . import ollama_chat
-from ._base import Dialect, always, unchanged
-from ._content import Message, Part, definition, json_arguments, text_parts, tools_of
+from ._base import Dialect, always, any_body, unchanged
+from ._content import (
+    Message,
+    Part,
+    function_definitions,
+    json_arguments,
+    text_parts,
+)
 from ._openai_request import result_is_error, result_output
-from ._request import Call, DeclaredTool, Reader, assistant, described, items
+from ._request import (
+    Call,
+    Reader,
+    assistant,
+    function_declarations,
+    is_map,
+    items,
+    one_message_each,
+)
 
 __all__ = [
     "ENTRY",
     "REQUEST_PARAMS",
     "TOOL_NAME_RULE",
-    "declarations",
     "input_messages",
     "output_text",
     "provider_name",
     "read_request",
     "result_message",
-    "result_messages",
     "streamed_body",
-    "tool_definitions",
 ]
 
 #: Ollama checks no tool name: any name without control characters, up to 256.
@@ -47,15 +58,11 @@ REQUEST_PARAMS: Final = {
 }
 
 
-def _is_map(value: Any) -> TypeGuard[Mapping[str, Any]]:
-    return type(value) is dict or isinstance(value, Mapping)
-
-
 def read_request(r: Reader, body: Mapping[str, Any]) -> None:
     """Declared ``tools`` and the ``tool`` messages after the last assistant message."""
     for i, tool in enumerate(items(body.get("tools"), r, "tools")):
         spec = tool.get("function")
-        if _is_map(spec):
+        if is_map(spec):
             r.tool(spec.get("name"), spec.get("parameters"), f"tools[{i}]")
         else:
             r.problem(f"tools[{i}]: no 'function' object")
@@ -67,7 +74,7 @@ def read_request(r: Reader, body: Mapping[str, Any]) -> None:
             calls = []
             for tc in items(msg.get("tool_calls"), r, "tool_calls"):
                 fn = tc.get("function")
-                if _is_map(fn):
+                if is_map(fn):
                     calls.append((fn.get("name"), fn.get("arguments")))
             r.model_turn(at, [(None, name, args) for name, args in calls], msg.get("content"))
             turn, seen = at, {}
@@ -96,21 +103,11 @@ def result_message(call: ToolCall, output: Any, is_error: bool) -> dict[str, Any
     return {"role": "tool", "content": result_output(output, is_error), "tool_name": call.name}
 
 
-def result_messages(results: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """One message per result."""
-    return results
-
-
-def declarations(tools: Sequence[DeclaredTool]) -> list[dict[str, Any]]:
-    """``tools``: one ``{"type": "function", "function": {...}}`` per tool."""
-    return [{"type": "function", "function": described(t, parameters=t.schema)} for t in tools]
-
-
 def input_messages(body: Mapping[str, Any]) -> list[Message]:
     """``messages`` as semconv messages: text, thinking, tool calls, tool results."""
     out: list[Message] = []
     for msg in body.get("messages") or ():
-        if not _is_map(msg):
+        if not is_map(msg):
             continue
         role = str(msg.get("role", "user"))
         if role == "tool":
@@ -129,8 +126,8 @@ def _parts(msg: Mapping[str, Any]) -> list[Part]:
     if isinstance(content, str) and content:
         parts += text_parts(content)
     for call in msg.get("tool_calls") or ():
-        fn = call.get("function") if _is_map(call) else None
-        if _is_map(fn):
+        fn = call.get("function") if is_map(call) else None
+        if is_map(fn):
             parts.append(
                 {
                     "type": "tool_call",
@@ -145,7 +142,7 @@ def _parts(msg: Mapping[str, Any]) -> list[Part]:
 def output_text(body: Mapping[str, Any]) -> list[Part]:
     """The text and thinking of ``message``."""
     message = body.get("message")
-    if not _is_map(message):
+    if not is_map(message):
         return []
     return [p for p in _parts(message) if p["type"] in ("text", "reasoning")]
 
@@ -156,7 +153,7 @@ def streamed_body(events: Sequence[Mapping[str, Any]]) -> dict[str, Any] | None:
     thinking: list[str] = []
     for data in events:
         message = data.get("message")
-        if not _is_map(message):
+        if not is_map(message):
             continue
         if isinstance(message.get("content"), str):
             text.append(message["content"])
@@ -167,21 +164,13 @@ def streamed_body(events: Sequence[Mapping[str, Any]]) -> dict[str, Any] | None:
     return {"message": {"content": "".join(text), "thinking": "".join(thinking)}}
 
 
-def tool_definitions(body: Mapping[str, Any]) -> list[dict[str, Any] | None]:
-    """The function tools the request declares (``gen_ai.tool.definitions``)."""
-    return [
-        definition(fn.get("name"), fn.get("description"), fn.get("parameters"))
-        for tool in tools_of(body)
-        if isinstance(fn := tool.get("function"), Mapping)
-    ]
-
-
 #: The Ollama chat entry of the dialect table.
 ENTRY: Final = Dialect(
     name=ollama_chat.DIALECT,
     provider=ollama_chat.PROVIDER,
     path_suffixes=("/api/chat",),
     claims_path=always,
+    claims_body=any_body,
     body_keys=((b'"messages"',), (b'"model"',)),
     body_streams=True,
     from_path=unchanged,
@@ -189,12 +178,12 @@ ENTRY: Final = Dialect(
     parse_body=ollama_chat.parse_body,
     read_request=read_request,
     result_message=result_message,
-    result_messages=result_messages,
-    declarations=declarations,
+    result_messages=one_message_each,
+    declarations=function_declarations,
     input_messages=input_messages,
     output_text=output_text,
     streamed_body=streamed_body,
-    tool_definitions=tool_definitions,
+    tool_definitions=function_definitions,
     request_params=REQUEST_PARAMS,
     provider_name=provider_name,
     provider_untold=None,

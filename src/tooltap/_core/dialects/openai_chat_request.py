@@ -11,7 +11,7 @@ from typing import Any, Final
 
 from ..model import ToolCall
 from . import openai_chat
-from ._base import STAINLESS_RETRY_COUNT, Dialect, always, unchanged
+from ._base import STAINLESS_RETRY_COUNT, Dialect, always, any_body, unchanged
 from ._content import Message, Part, definition, json_arguments, text_parts, tools_of
 from ._openai import PROVIDER
 from ._openai_request import (
@@ -22,17 +22,22 @@ from ._openai_request import (
     result_is_error,
     result_output,
 )
-from ._request import Call, DeclaredTool, Reader, assistant, described, items
+from ._request import (
+    Call,
+    Reader,
+    assistant,
+    function_declarations,
+    items,
+    one_message_each,
+)
 
 __all__ = [
     "ENTRY",
     "REQUEST_PARAMS",
-    "declarations",
     "input_messages",
     "output_text",
     "read_request",
     "result_message",
-    "result_messages",
     "streamed_body",
     "tool_definitions",
 ]
@@ -95,16 +100,6 @@ def result_message(call: ToolCall, output: Any, is_error: bool) -> dict[str, Any
         "tool_call_id": call.call_id,
         "content": result_output(output, is_error),
     }
-
-
-def result_messages(results: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """One message per result."""
-    return results
-
-
-def declarations(tools: Sequence[DeclaredTool]) -> list[dict[str, Any]]:
-    """``tools``: one ``{"type": "function", "function": {...}}`` per tool."""
-    return [{"type": "function", "function": described(t, parameters=t.schema)} for t in tools]
 
 
 def input_messages(body: Mapping[str, Any]) -> list[Message]:
@@ -182,6 +177,7 @@ ENTRY: Final = Dialect(
     provider=PROVIDER,
     path_suffixes=("/chat/completions",),
     claims_path=always,
+    claims_body=any_body,
     body_keys=((b'"messages"',),),
     body_streams=True,
     from_path=unchanged,
@@ -189,8 +185,8 @@ ENTRY: Final = Dialect(
     parse_body=openai_chat.parse_body,
     read_request=read_request,
     result_message=result_message,
-    result_messages=result_messages,
-    declarations=declarations,
+    result_messages=one_message_each,
+    declarations=function_declarations,
     input_messages=input_messages,
     output_text=output_text,
     streamed_body=streamed_body,

@@ -11,7 +11,7 @@ from typing import Any, Final
 
 from ..model import ToolCall
 from . import openai_responses
-from ._base import STAINLESS_RETRY_COUNT, Dialect, always, unchanged
+from ._base import STAINLESS_RETRY_COUNT, Dialect, always, any_body, unchanged
 from ._content import Message, Part, definition, json_arguments, text_parts, tools_of
 from ._openai import PROVIDER
 from ._openai_request import (
@@ -200,6 +200,7 @@ ENTRY: Final = Dialect(
     provider=PROVIDER,
     path_suffixes=("/responses",),
     claims_path=always,
+    claims_body=any_body,
     body_keys=((b'"model"', b'"input"'),),
     body_streams=True,
     from_path=unchanged,
