@@ -36,8 +36,6 @@ from tests.reliability.wire import PATHS, STREAMED, first_body
 from tooltap._telemetry.telemetry import get_telemetry
 from tooltap.simulator import FAULT_HEADER, Simulator
 
-pytestmark = pytest.mark.asyncio(loop_scope="module")
-
 MODES = ("NO_CONTENT", "SPAN_ONLY", "EVENT_ONLY", "SPAN_AND_EVENT")
 APPS = (
     "openai.chat",
@@ -127,6 +125,7 @@ def _log_lines(records: list[logging.LogRecord], ours: bool) -> list[str]:
     return lines
 
 
+@pytest.mark.asyncio(loop_scope="module")
 @pytest.mark.parametrize("app_name", APPS)
 @pytest.mark.parametrize("mode", MODES)
 async def test_no_secret_in_telemetry(
