@@ -213,3 +213,27 @@ def test_a_framework_span_without_an_id_is_adopted_by_name_and_arguments(
     (adopted,) = [s for s in recorder.tools() if s.name == "execute_tool lookup" and
                   (s.attributes or {}).get("tooltap.tool_span") == "adopted"]  # fmt: skip
     assert (adopted.attributes or {})["gen_ai.tool.call.id"] == "call_1"
+
+
+def test_identical_calls_each_adopt_their_own_framework_span(
+    recorder: Recorder, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Two calls of one response with the same name and arguments, run at once by a
+    framework that knows no id (google-adk): each framework span becomes one call's."""
+    monkeypatch.setattr(adoption, "_probe", lambda: True)
+    recorder.instrument(adopt_tool_spans=True)
+    tel = get_telemetry()
+    assert tel is not None
+    entries = [
+        tel.lifecycle.received(
+            ToolCall("lookup", {"key": "height"}, "openai", f"call_{i}", i),
+            parent=None,
+            provider="openai",
+            label="lookup",
+        )
+        for i in range(2)
+    ]
+    tracer = recorder.tracer_provider.get_tracer("framework")
+    first, second = tracer.start_span("execute_tool lookup"), tracer.start_span("x")
+    assert adopt(first, None, "lookup", {"key": "height"}) is entries[0].span
+    assert adopt(second, None, "lookup", {"key": "height"}) is entries[1].span

@@ -66,6 +66,7 @@ def _adopt(span: Span, call_id: object, name: object, args: object) -> PendingTo
     pending = entry.span
     if not isinstance(pending, PendingToolSpan) or not pending.adopt(span):
         return None
+    entry.handled = True  # the framework runs it: an identical call finds the next one
     span.set_attribute(sc.TOOLTAP_TOOL_SPAN, sc.TOOL_SPAN_ADOPTED)
     return pending
 
