@@ -22,7 +22,7 @@ from tooltap._telemetry.adoption import Adoption
 from tooltap._telemetry.config import Config
 from tooltap._telemetry.config_env import environment_options
 from tooltap._telemetry.foreign_tool_span import adopt
-from tooltap._telemetry.pending_span import PendingToolSpan
+from tooltap._telemetry.pending_span import PendingToolSpan, adopted_result
 from tooltap._telemetry.telemetry import get_telemetry
 
 ATTRIBUTES = {
@@ -237,3 +237,18 @@ def test_identical_calls_each_adopt_their_own_framework_span(
     first, second = tracer.start_span("execute_tool lookup"), tracer.start_span("x")
     assert adopt(first, None, "lookup", {"key": "height"}) is entries[0].span
     assert adopt(second, None, "lookup", {"key": "height"}) is entries[1].span
+
+
+def test_the_adopted_result_event_carries_sanitized_names() -> None:
+    provider, exporter = _setup()
+    pending = PendingToolSpan(provider.get_tracer("t"), "execute_tool x", None, ATTRIBUTES)
+    assert pending.adopt(provider.get_tracer("framework").start_span("execute_tool x"))
+    request = provider.get_tracer("t").start_span("chat")
+    adopted_result(pending, request, "call_\ud800", "look\ud800up" * 100, "ok", 1.0)
+    request.end()
+    (event,) = next(s for s in exporter.get_finished_spans() if s.name == "chat").events
+    attributes = dict(event.attributes or {})
+    assert attributes["gen_ai.tool.call.id"] == "call_\ufffd"
+    name = attributes["gen_ai.tool.name"]
+    assert isinstance(name, str) and "\ud800" not in name and len(name) < 600
+    assert attributes["tooltap.truncated"] == 1

@@ -41,6 +41,7 @@ from opentelemetry.util.types import Attributes, AttributeValue
 
 from .._quietly import report
 from . import semconv as sc
+from .sanitize import Sanitizer
 
 __all__ = ["PendingToolSpan", "adopted_result", "context_of"]
 
@@ -225,14 +226,15 @@ def adopted_result(
         return
     if inference_span is None or not inference_span.is_recording():
         return
+    clean = Sanitizer()
     attributes: dict[str, Any] = {
-        sc.GEN_AI_TOOL_NAME: name,
+        sc.GEN_AI_TOOL_NAME: clean.name(name),
         sc.TOOLTAP_RESULT: result,
         sc.TOOL_CALL_DURATION: duration,
     }
     if call_id is not None:
-        attributes[sc.GEN_AI_TOOL_CALL_ID] = call_id
-    inference_span.add_event(sc.EVENT_ADOPTED_RESULT, attributes)
+        attributes[sc.GEN_AI_TOOL_CALL_ID] = clean.id(call_id)
+    inference_span.add_event(sc.EVENT_ADOPTED_RESULT, clean.count(attributes))
 
 
 def context_of(span: Span | None) -> Span | SpanContext | None:
