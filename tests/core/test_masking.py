@@ -34,6 +34,9 @@ ECHOES = {
     "config": f"aws_secret_access_key = {SECRET_KEY}\naws_session_token={TOKEN}",
     "sdk arguments": f"AnthropicBedrock(aws_secret_key='{SECRET_KEY}')",
     "json": json.dumps({"SecretAccessKey": SECRET_KEY, "SessionToken": TOKEN}),
+    "json in a json string": json.dumps(
+        {"arguments": json.dumps({"aws_secret_access_key": SECRET_KEY, "session_token": TOKEN})}
+    ),
 }
 
 
@@ -57,6 +60,17 @@ def test_a_masked_json_body_is_still_json() -> None:
     assert decoded == {
         "headers": {"x-amz-security-token": MASK, "authorization": MASK},
         "config": {"aws_secret_access_key": MASK, "region": "us-east-1"},
+    }
+
+
+def test_a_masked_value_ends_before_a_quote_or_an_escape() -> None:
+    inner = json.dumps({"session_token": f'{TOKEN}"quoted"', "auth": "Bearer abcdefgh"})
+    body = json.dumps({"arguments": inner, "headers": {"authorization": "Bearer sk_live"}})
+    decoded = json.loads(mask_secrets(body))
+    assert decoded["headers"] == {"authorization": MASK}
+    assert json.loads(decoded["arguments"]) == {
+        "session_token": f'{MASK}"quoted"',
+        "auth": MASK,
     }
 
 

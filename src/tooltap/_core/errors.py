@@ -41,14 +41,16 @@ _AWS_NAMES: Final = (
 #: Credentials a provider's error message may echo: OpenAI/Anthropic-style keys, Google API
 #: keys, bearer tokens; AWS access key ids (``AKIA``/``ASIA``), a SigV4 ``Authorization``
 #: value (credential scope, signed headers, signature), and the value of an AWS credential
-#: name (``X-Amz-Security-Token=…``, ``"aws_secret_access_key": "…"``). For a name, only
-#: its value is masked (group ``value``), so JSON around it stays JSON.
+#: name (``X-Amz-Security-Token=…``, ``"aws_secret_access_key": "…"``, also escaped in a
+#: JSON string). For a name, only its value is masked (group ``value``); no value masked
+#: runs past a quote or a backslash, so JSON around it, or holding it, stays JSON.
 _SECRET: Final = re.compile(
-    r"\b(?:sk|rk|pk|key)-[\w*.-]{6,}|\bAIza[\w-]{30,}|\bBearer\s+\S+"
+    r"\b(?:sk|rk|pk|key)-[\w*.-]{6,}|\bAIza[\w-]{30,}|\bBearer\s+[^\s\"'\\]+"
     r"|(?-i:\b(?:AKIA|ASIA)[A-Z0-9]{16}\b)"
-    r"|\bAWS4-HMAC-SHA256\s+Credential=[^\s,\"']+"
-    r"(?:,\s*SignedHeaders=[^\s,\"']+)?(?:,\s*Signature=[0-9a-f]+)?"
-    rf"|\b(?:{_AWS_NAMES})[\"']?\s*[:=]\s*[\"']?(?P<value>[^\s&\"',;]{{8,}})",
+    r"|\bAWS4-HMAC-SHA256\s+Credential=[^\s,\"'\\]+"
+    r"(?:,\s*SignedHeaders=[^\s,\"'\\]+)?(?:,\s*Signature=[0-9a-f]+)?"
+    rf"|\b(?:{_AWS_NAMES})(?:\\?[\"'])?\s*[:=]\s*(?:\\?[\"'])?"
+    r"(?P<value>[^\s&\"',;\\]{8,})",
     re.IGNORECASE,
 )
 MASK: Final = "[redacted]"
