@@ -129,6 +129,15 @@ def test_masking_removes_credential_headers_and_the_query() -> None:
     assert KEY.encode() not in encode(out)
 
 
+def test_a_bearer_token_in_the_request_or_a_call_is_masked_as_a_whole_value() -> None:
+    request = {"model": "m", "results": [{"content": "use Bearer tok_abc"}]}
+    calls = (SeenCall("call_1", "lookup", {"auth": "Bearer tok_abc", "n": 1}),)
+    out = masked(record((), request=request, reported=Reported(calls)))
+    assert out.request == {"model": "m", "results": [{"content": "use [redacted]"}]}
+    assert out.reported is not None
+    assert out.reported.calls[0].args == {"auth": "[redacted]", "n": 1}
+
+
 @PROFILE
 @given(st.lists(st.integers(0, len(BODY)), max_size=12))
 def test_a_credential_across_chunk_boundaries_is_masked(cuts: list[int]) -> None:
