@@ -63,15 +63,12 @@ def secret_spans(text: str) -> list[tuple[int, int]]:
 
 def mask_secrets(text: str) -> str:
     """``text`` with every credential ``redacted`` would mask replaced by ``[redacted]``."""
-    if _SECRET.search(text) is None:
-        return text
-    out: list[str] = []
-    pos = 0
-    for start, end in secret_spans(text):
-        out += (text[pos:start], MASK)
-        pos = end
-    out.append(text[pos:])
-    return "".join(out)
+    return _SECRET.sub(_mask, text)
+
+
+def _mask(match: re.Match[str]) -> str:
+    # a name's value ends the match: the name and its separator stay
+    return match[0][: match.start("value") - match.start()] + MASK if match["value"] else MASK
 
 
 def redacted(problem: Problem) -> Problem:
