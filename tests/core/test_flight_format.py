@@ -34,6 +34,7 @@ from tooltap._core.flight import (
 from tooltap._core.model import Parsed, Problem, RequestInfo
 from tooltap._core.replay import judge, replay
 from tooltap._core.stream import StreamParser
+from tooltap.simulator._eventstream import exception_message
 
 KEY = "sk-proj-abcdefghijklmnop0123"
 BODY = (
@@ -136,6 +137,21 @@ def test_a_bearer_token_in_the_request_or_a_call_is_masked_as_a_whole_value() ->
     assert out.request == {"model": "m", "results": [{"content": "use [redacted]"}]}
     assert out.reported is not None
     assert out.reported.calls[0].args == {"auth": "[redacted]", "n": 1}
+
+
+@pytest.mark.parametrize("cuts", [[], [5], [40, 41], [20, 90, 150]])
+def test_a_masked_event_stream_still_decodes(cuts: list[int]) -> None:
+    """A credential in an event-stream message: the payload is masked and the message
+    framed anew (lengths, CRCs), so the record replays to what the stream said."""
+    body = exception_message("accessDeniedException", f"denied for {KEY} and AKIAIOSFODNN7EXAMPLE")
+    fields = {"framing": "eventstream", "dialect": "bedrock.converse", "reported": None}
+    chunks = split(body, cuts)
+    out = masked(record(chunks, **fields))
+    data = b"".join(c.data for c in out.chunks)
+    assert len(out.chunks) == len(chunks) and KEY.encode() not in data
+    assert b"AKIA" not in data and data.count(b"[redacted]") == 2
+    live, today = replay(record(chunks, **fields)), replay(out)
+    assert [p.kind for p in live.problems] == [p.kind for p in today.problems] == ["error_event"]
 
 
 @PROFILE

@@ -19,13 +19,19 @@ import binascii
 import json
 import struct
 import zlib
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from types import MappingProxyType
 from typing import Any, Final, NamedTuple
 
 from .sse import SSEEvent
 
-__all__ = ["EventStreamDecoder", "EventStreamMessage", "events", "looks_like_eventstream"]
+__all__ = [
+    "EventStreamDecoder",
+    "EventStreamMessage",
+    "events",
+    "looks_like_eventstream",
+    "reframed",
+]
 
 _PRELUDE: Final = 12
 _MIN_MESSAGE: Final = _PRELUDE + 4
@@ -53,6 +59,32 @@ def looks_like_eventstream(data: bytes) -> bool:
         return False
     total, headers, crc = _PRELUDE_FORMAT.unpack_from(data)
     return bool(total >= _MIN_MESSAGE + headers and zlib.crc32(data[:8]) & 0xFFFFFFFF == crc)
+
+
+def reframed(
+    data: bytes, change: Callable[[bytes], bytes]
+) -> tuple[list[tuple[int, int, bytes]], int]:
+    """The whole, valid messages of ``data`` whose payload ``change`` alters, framed anew
+    (lengths and CRCs): (start, end, message); and where the whole messages end."""
+    out: list[tuple[int, int, bytes]] = []
+    pos, n = 0, len(data)
+    while n - pos >= _PRELUDE:
+        total, headers_len, crc = _PRELUDE_FORMAT.unpack_from(data, pos)
+        end = pos + total
+        if zlib.crc32(data[pos : pos + 8]) & 0xFFFFFFFF != crc or end > n:
+            break
+        if total < _MIN_MESSAGE + headers_len:
+            break
+        head = pos + _PRELUDE
+        payload = data[head + headers_len : end - 4]
+        new = change(payload)
+        if new != payload:
+            prelude = struct.pack("!II", total - len(payload) + len(new), headers_len)
+            body = prelude + _U32.pack(zlib.crc32(prelude)) + data[head : head + headers_len]
+            body += new
+            out.append((pos, end, body + _U32.pack(zlib.crc32(body))))
+        pos = end
+    return out, pos
 
 
 class EventStreamDecoder:

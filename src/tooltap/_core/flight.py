@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from typing import Any, Final
 
 from .errors import MASK, mask_secrets, secret_spans
+from .eventstream import reframed
 
 __all__ = [
     "FORMAT",
@@ -264,7 +265,7 @@ def masked(record: FlightRecord) -> FlightRecord:
         record,
         path=mask_secrets(record.path.partition("?")[0]),
         headers=safe_headers(record.headers),
-        chunks=_masked_chunks(record.chunks),
+        chunks=_masked_chunks(record.chunks, record.framing),
         reported=reported,
         request=_masked_json(record.request),
     )
@@ -276,32 +277,41 @@ def _masked_json(value: Any) -> Any:
     return value if masked_text == text else json.loads(masked_text)
 
 
-def _masked_chunks(chunks: Sequence[Chunk]) -> tuple[Chunk, ...]:
+def _masked_chunks(chunks: Sequence[Chunk], framing: str = "sse") -> tuple[Chunk, ...]:
     """The chunks with credentials masked across chunk boundaries (bytes as latin-1 text,
-    so every byte maps to one character and back)."""
-    text = b"".join(c.data for c in chunks).decode("latin-1")
-    spans = secret_spans(text)
-    if not spans:
+    so every byte maps to one character and back). An event-stream message is masked in
+    its payload and framed anew, so it still decodes; bytes after the whole messages (a
+    cut stream) are masked as text."""
+    data = b"".join(c.data for c in chunks)
+    text = data.decode("latin-1")
+    edits: list[tuple[int, int, str]] = []
+    rest = 0
+    if framing == "eventstream":
+        messages, rest = reframed(data, _masked_payload)
+        edits = [(start, end, message.decode("latin-1")) for start, end, message in messages]
+    edits += [(rest + start, rest + end, MASK) for start, end in secret_spans(text[rest:])]
+    if not edits:
         return tuple(chunks)
     out: list[str] = []
-    moved: list[tuple[int, int, int]] = []  # (start, end, start in the masked text)
+    moved: list[tuple[int, int, int, int]] = []  # (start, end, start and end in the new text)
     pos = 0
-    for start, end in spans:
+    for start, end, replacement in edits:
         out.append(text[pos:start])
-        moved.append((start, end, sum(map(len, out))))
-        out.append(MASK)
+        at = sum(map(len, out))
+        moved.append((start, end, at, at + len(replacement)))
+        out.append(replacement)
         pos = end
     out.append(text[pos:])
     new = "".join(out)
 
     def where(offset: int) -> int:  # an offset of the original text in the masked one
         shift = 0
-        for start, end, at in moved:
+        for start, end, at, after in moved:
             if offset <= start:
                 break
             if offset < end:
                 return at
-            shift = at + len(MASK) - end
+            shift = after - end
         return offset + shift
 
     result, begin, offset = [], 0, 0
@@ -311,6 +321,10 @@ def _masked_chunks(chunks: Sequence[Chunk]) -> tuple[Chunk, ...]:
         result.append(Chunk(chunk.at, new[begin:stop].encode("latin-1")))
         begin = stop
     return tuple(result)
+
+
+def _masked_payload(payload: bytes) -> bytes:
+    return mask_secrets(payload.decode("latin-1")).encode("latin-1")
 
 
 def _problem_key(problem: SeenProblem) -> tuple[str, str]:
