@@ -7,6 +7,7 @@ parses its chunks with their boundaries and judges them as the telemetry does.
 
 from __future__ import annotations
 
+import base64
 import dataclasses
 import json
 from itertools import pairwise
@@ -19,6 +20,7 @@ from tests.conftest import examples
 from tests.core.test_split_property import PROFILE, STREAMED
 from tests.corpus import Case
 from tooltap._core.errors import mask_secrets
+from tooltap._core.eventstream import EventStreamDecoder
 from tooltap._core.flight import (
     VERSION,
     Chunk,
@@ -34,7 +36,7 @@ from tooltap._core.flight import (
 from tooltap._core.model import Parsed, Problem, RequestInfo
 from tooltap._core.replay import judge, replay
 from tooltap._core.stream import StreamParser
-from tooltap.simulator._eventstream import exception_message
+from tooltap.simulator._eventstream import chunk_message, exception_message
 
 KEY = "sk-proj-abcdefghijklmnop0123"
 BODY = (
@@ -152,6 +154,28 @@ def test_a_masked_event_stream_still_decodes(cuts: list[int]) -> None:
     assert b"AKIA" not in data and data.count(b"[redacted]") == 2
     live, today = replay(record(chunks, **fields)), replay(out)
     assert [p.kind for p in live.problems] == [p.kind for p in today.problems] == ["error_event"]
+
+
+def test_a_credential_inside_a_bedrock_chunk_is_masked_in_its_base64() -> None:
+    delta = {"type": "text_delta", "text": f"your key is {KEY}"}
+    events = [
+        {"type": "message_start", "message": {"id": "m", "role": "assistant", "content": []}},
+        {"type": "content_block_start", "index": 0, "content_block": {"type": "text"}},
+        {"type": "content_block_delta", "index": 0, "delta": delta},
+        {"type": "content_block_stop", "index": 0},
+        {"type": "message_delta", "delta": {"stop_reason": "end_turn"}},
+        {"type": "message_stop"},
+    ]
+    chunks = tuple(Chunk(i / 10, chunk_message(e)) for i, e in enumerate(events))
+    fields = {"framing": "eventstream", "dialect": "anthropic.messages", "reported": None}
+    out = masked(record(chunks, **fields))
+    assert [c.data == d.data for c, d in zip(out.chunks, chunks, strict=True)] == [
+        True, True, False, True, True, True
+    ]  # fmt: skip
+    (parsed,) = [json.loads(m.payload) for m in EventStreamDecoder().feed(out.chunks[2].data)]
+    text = base64.b64decode(parsed["bytes"]).decode()
+    assert KEY not in text and json.loads(text)["delta"]["text"] == "your key is [redacted]"
+    assert replay(out).same_as(replay(record(chunks, **fields)))
 
 
 @PROFILE

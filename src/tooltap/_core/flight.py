@@ -324,7 +324,19 @@ def _masked_chunks(chunks: Sequence[Chunk], framing: str = "sse") -> tuple[Chunk
 
 
 def _masked_payload(payload: bytes) -> bytes:
-    return mask_secrets(payload.decode("latin-1")).encode("latin-1")
+    """An event-stream payload masked; a Bedrock ``chunk``'s base64 ``bytes`` inside too."""
+    text = payload.decode("latin-1")
+    wrapped: Any = None
+    inner = None
+    if payload.startswith(b'{"bytes"'):
+        try:
+            wrapped = json.loads(payload)
+            inner = base64.b64decode(wrapped["bytes"], validate=True)
+        except (ValueError, TypeError, KeyError, binascii.Error, RecursionError):
+            inner = None
+    if wrapped and inner is not None and (new := _masked_payload(inner)) != inner:
+        text = json.dumps({**wrapped, "bytes": base64.b64encode(new).decode("ascii")})
+    return mask_secrets(text).encode("latin-1")
 
 
 def _problem_key(problem: SeenProblem) -> tuple[str, str]:
