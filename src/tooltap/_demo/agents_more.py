@@ -16,7 +16,7 @@ import tooltap
 from .agents import Agent, AnthropicAgent, Turn
 
 #: Credentials boto3 and AnthropicBedrock sign with: the simulator checks none.
-AWS_KEYS = {"aws_access_key_id": "AKIDEXAMPLE", "aws_secret_access_key": "not-a-secret"}
+AWS_KEYS = {"aws_access_key_id": "AKIAIOSFODNN7EXAMPLE", "aws_secret_access_key": "not-a-secret"}
 BEDROCK_MODEL = "anthropic.claude-3-5-sonnet-20240620-v1:0"
 
 
