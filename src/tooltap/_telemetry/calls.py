@@ -34,6 +34,7 @@ class _Operation(Protocol):
     scope: Scope
     turn: int | None
     system: int | None
+    retrieved: str | None
     request_info: RequestInfo | None
 
     @property
@@ -74,6 +75,8 @@ class Calls:
         info = op.request_info
         declared = info.tools if info is not None else None
         tel, delivered = op.tel, self._delivered
+        if op.retrieved is not None:  # a stored response read back: each call opens once
+            calls = tel.lifecycle.first_delivery(op.retrieved, calls)
         for call in calls:
             if call.index in delivered:
                 continue
@@ -129,7 +132,11 @@ class Calls:
             self._stash_response = response_id
             return
         op = self._op
-        if op.tel.lifecycle.responded(response_id, self.opened, op.conversation, op.scope):
+        lifecycle = op.tel.lifecycle
+        seen = lifecycle.responded(
+            response_id, self.opened, op.conversation, op.scope, op.turn, op.system
+        )
+        if seen and op.retrieved is None:
             replayed(self._out, self.opened)
 
     def handed(self) -> None:

@@ -19,6 +19,7 @@ __all__ = [
     "Dialect",
     "Reducer",
     "always",
+    "no_retrieve",
     "unchanged",
 ]
 
@@ -52,6 +53,11 @@ class BodyParser(Protocol):
     """
 
     def __call__(self, body: Any, limits: Limits, *, size: int | None = None) -> Parsed: ...
+
+
+def no_retrieve(path: str) -> str | None:
+    """``retrieves`` of a dialect that has no stored responses to read back."""
+    return None
 
 
 @dataclass(frozen=True, slots=True, kw_only=True, eq=False)
@@ -115,6 +121,9 @@ class Dialect:
     error_tokens: Mapping[str, str]
     #: The request header giving the SDK's attempt number (resends), or None.
     retry_count_header: str | None
+    #: The id of the stored response a ``GET`` of this path reads back (OpenAI Responses'
+    #: ``/responses/{id}``: polls of a background response, resumed streams), or None.
+    retrieves: Callable[[str], str | None]
 
 
 def always(path: str) -> bool:

@@ -14,7 +14,7 @@ from typing import Any, Final, TypeGuard
 
 from ..model import ToolCall
 from . import ollama_chat
-from ._base import Dialect, always, unchanged
+from ._base import Dialect, always, no_retrieve, unchanged
 from ._content import Message, Part, definition, json_arguments, text_parts, tools_of
 from ._openai_request import result_is_error, result_output
 from ._request import Call, DeclaredTool, Reader, assistant, described, items
@@ -185,6 +185,7 @@ ENTRY: Final = Dialect(
     body_keys=((b'"messages"',), (b'"model"',)),
     body_streams=True,
     from_path=unchanged,
+    retrieves=no_retrieve,
     reducer=ollama_chat.Reducer,
     parse_body=ollama_chat.parse_body,
     read_request=read_request,
