@@ -18,7 +18,7 @@ import pytest
 
 from tests.sdk.drivers import RESULTS, SCHEMA, resolve
 from tests.sdk.test_sdk_conversations_apart import Seen, check_apart, questions, talk
-from tooltap.simulator import Simulator
+from tooltap.simulator import Fault, Simulator
 
 TOOL = "lookup_demo_value"
 TOOLS = [{"type": "function", "name": TOOL, "parameters": SCHEMA}]
@@ -196,3 +196,20 @@ def test_raw_httpx_polls_open_each_call_once(rec: Any, sim: Simulator) -> None:
     assert len(tools) == len(calls) == 2
     assert {dict(s.attributes or {})["tooltap.result"] for s in tools} == {"ok"}
     assert rec.total("tooltap.tool_results") == 2
+
+
+def test_a_broken_call_read_back_again_is_one_broken_span(rec: Any, sim: Simulator) -> None:
+    """A call whose arguments are not JSON, polled twice completed: one span with its error
+    (the other call, never answered, ends orphaned at the flush)."""
+    import tooltap
+
+    sim.inject(Fault("invalid_json_args"), dialect="openai.responses")
+    client = client_of(sim, sync=True)
+    created = client.responses.create(model="gpt-4o-mini", input="How tall am I?",
+                                      tools=TOOLS, background=True)  # fmt: skip
+    polls = [client.responses.retrieve(created.id).status for _ in range(3)]
+    assert polls == ["in_progress", "completed", "completed"]
+    tooltap.flush()
+    spans = [dict(s.attributes or {}) for s in rec.tools()]
+    assert sorted(a.get("error.type") for a in spans) == ["invalid_json", "orphaned"]
+    assert rec.total("tooltap.tool_calls", tooltap__outcome="invalid_json") == 1

@@ -76,6 +76,7 @@ class Calls:
         declared = info.tools if info is not None else None
         tel, delivered = op.tel, self._delivered
         if op.retrieved is not None:  # a stored response read back: each call opens once
+            self._delivered_ids.update(c.call_id for c in calls if c.call_id is not None)
             calls = tel.lifecycle.first_delivery(op.retrieved, calls)
         for call in calls:
             if call.index in delivered:
@@ -178,6 +179,11 @@ class Calls:
         if problem.call_id in self._delivered_ids:
             return
         op = self._op
+        index = -1 if problem.call_index is None else problem.call_index
+        if op.retrieved is not None and not op.tel.lifecycle.first_read(
+            op.retrieved, problem.call_id, index
+        ):
+            return  # an earlier read of this stored response delivered it
         declared = op.request_info.tools if op.request_info is not None else None
         label = op.tel.tool_names.label(problem.name, declared)
         op.tel.instruments.tool_call(1, op.provider, label, problem.kind)

@@ -269,6 +269,16 @@ class Lifecycle:
                     fresh.append(call)
         return fresh
 
+    def first_read(self, response_id: str, call_id: str | None, index: int) -> bool:
+        """Whether no earlier read of the stored response ``response_id`` delivered its call
+        ``call_id`` (else at ``index``), broken or not; it counts as delivered now."""
+        key = _delivery(call_id, index)
+        with self._lock:
+            delivered = self._delivered_of(response_id)
+            first = key not in delivered
+            delivered.add(key)
+        return first
+
     def first_usage(self, response_id: str) -> bool:
         """Whether this read of the stored response ``response_id`` is the first to report
         its token usage (a completed response polled again reports it again)."""
