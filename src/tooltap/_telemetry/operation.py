@@ -413,6 +413,9 @@ class Operation:
             return
         self.state = State.ENDED  # ended directly, not through ``report``
         self.tel.open_operations.discard(self)
+        # The SDK's body object (the whole history) is the SDK's to free: the op lives on
+        # in a cycle until a collection, which would otherwise keep and traverse it.
+        self.request_body = None
         try:
             if self._calls.handing:  # ended before the SDK call that hands the response over
                 if exc is None:
