@@ -6,13 +6,17 @@
    one process, interleaved round by round.
 2. Parser micro-benchmark: tooltap's SSE decoder and reducers vs the SDKs' decoding.
 3. Memory: sequential turns, and concurrent async streams held open.
-4. Costs that could grow: the per-request cost as the re-sent history grows, and matching
-   a result among many open calls sharing one id.
+4. Costs that could grow: the per-request cost as the re-sent history grows (timed, and
+   counted with valgrind from 10 to 200 turns, against its target), and matching a result
+   among many open calls sharing one id.
 
 Prints Markdown tables, with the targets' verdicts computed from this run, and writes
 every figure as JSON. A full run writes ``benchmarks/results/latest.json`` and
 ``benchmarks/RESULTS.md``; ``--smoke`` (a CI-sized run of seconds on a smaller workload)
 and partial runs (``--only``, ``--skip``) write beside them under other names.
+A run that counts the history (a full run, or ``--skip e2e parsers memory``: minutes under
+valgrind; ``--skip instructions`` leaves it out) also writes that section, with its
+verdict, into ``benchmarks/RESULTS.md`` between its markers.
 ``--docs`` runs nothing: it rewrites the performance section of ``docs/PERFORMANCE.md``
 from ``results/latest.json``.
 """
@@ -33,6 +37,9 @@ from typing import Any
 from ._cases import CASES, NON_LLM, RAW, Case
 from ._e2e import measure
 from ._history import (
+    count_check,
+    count_history,
+    count_table,
     history_growth,
     history_table,
     measure_history,
@@ -142,6 +149,15 @@ def _profiles(args: argparse.Namespace, toggle: Toggle) -> list[dict[str, Any]]:
         return [profile_case(c, sim.url, toggle, 3 if c.streamed else 20) for c in cases]
 
 
+def _history(args: argparse.Namespace, out: dict[str, Any]) -> None:
+    """Long conversations (timed; counted with valgrind unless a smoke run) and shared ids."""
+    out["history"] = measure_history(20 if args.smoke else 200)
+    out["history_growth"] = history_growth(out["history"])
+    out["shared_ids"] = measure_shared_ids(20 if args.smoke else 200)
+    if not args.smoke and "instructions" not in args.skip:
+        out["history_instructions"] = count_history(WORKLOAD, collector_on=False)
+
+
 def _full(args: argparse.Namespace) -> bool:
     """A full run: the one that writes ``latest.json`` and ``RESULTS.md`` (with profiles)."""
     return not (args.smoke or args.only or args.skip or args.rounds)
@@ -155,7 +171,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--rounds", type=int, help="interleaved bare/tooltap rounds")
     parser.add_argument("--only", nargs="*", help="cases whose name contains one of these")
     parser.add_argument(
-        "--skip", nargs="*", default=[], choices=["e2e", "parsers", "memory", "history"]
+        "--skip",
+        nargs="*",
+        default=[],
+        choices=["e2e", "parsers", "memory", "history", "instructions"],
     )
     parser.add_argument("--no-peak", action="store_true", help="skip the tracemalloc pass")
     parser.add_argument("--no-peers", action="store_true", help="measure no peer instrumentation")
@@ -192,15 +211,15 @@ def main(argv: list[str] | None = None) -> int:
         if "memory" not in args.skip:
             _memory(args, toggle, out)
         if "history" not in args.skip:
-            out["history"] = measure_history(20 if args.smoke else 200)
-            out["history_growth"] = history_growth(out["history"])
-            out["shared_ids"] = measure_shared_ids(20 if args.smoke else 200)
+            _history(args, out)
         if args.profile is not None or _full(args):
             out["profiles"] = _profiles(args, toggle)
     finally:
         toggle.close()
     if "cases" in out or "memory" in out:
         out["targets"] = targets(out.get("cases", []), out.get("memory"))
+    if "history_instructions" in out:
+        out.setdefault("targets", []).append(count_check(out["history_instructions"]))
     out["machine"]["load_average_at_end"] = os.getloadavg()
     out["seconds"] = time.monotonic() - started
     text = tables(out)
@@ -208,6 +227,10 @@ def main(argv: list[str] | None = None) -> int:
         text += "\n\n" + history_table(out["history"]) + "\n"
     if "shared_ids" in out:
         text += "\n" + shared_ids_table(out["shared_ids"]) + "\n"
+    counted = ""
+    if "history_instructions" in out:
+        counted = f"{_COUNTED_BEGIN}\n{count_table(out['history_instructions'])}{_COUNTED_END}\n"
+        text += "\n" + counted
     print(text)
     print(f"({out['seconds']:.0f} s; load average {out['machine']['load_average_at_end']})")
     full = _full(args)
@@ -219,6 +242,8 @@ def main(argv: list[str] | None = None) -> int:
     report = _HERE / "RESULTS.md" if full and args.json is None else path.with_suffix(".md")
     report.write_text(_PREAMBLE + _header(out, command.strip()) + text)
     print(f"figures written to {path} and {report}", file=sys.stderr)
+    if counted and report != _HERE / "RESULTS.md":
+        _write_counted(_HERE / "RESULTS.md", counted, out["machine"], command.strip())
     return 0
 
 
@@ -282,6 +307,24 @@ so their figures are larger than the table's, and only their split is to be read
 tooltap has no C extension: these figures are its only implementation, pure Python.
 
 """
+
+
+_COUNTED_BEGIN = "<!-- history-count:begin (a run that counts the history writes this) -->"
+_COUNTED_END = "<!-- history-count:end -->"
+
+
+def _write_counted(results: Path, counted: str, m: dict[str, Any], command: str) -> None:
+    """Put the counted history section, from a partial run, into ``RESULTS.md``."""
+    text = results.read_text() if results.exists() else _PREAMBLE
+    start, end = text.find(_COUNTED_BEGIN), text.find(_COUNTED_END)
+    line = f"From `{command}`: tooltap {m['tooltap_commit']}, {m['date']}.\n\n"
+    section = counted.replace(_COUNTED_BEGIN + "\n", _COUNTED_BEGIN + "\n" + line, 1)
+    if start >= 0 and end > start:
+        text = text[:start] + section + text[end + len(_COUNTED_END) + 1 :]
+    else:
+        text = text.rstrip("\n") + "\n\n" + section
+    results.write_text(text)
+    print(f"counted history section written to {results}", file=sys.stderr)
 
 
 def _write_docs(results: Path) -> int:

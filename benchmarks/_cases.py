@@ -149,6 +149,17 @@ def long_history_request(turns: int) -> dict[str, Any]:
     return {**_chat_request(), "messages": messages}
 
 
+def _history_body(turns: int) -> Callable[[Any], Outcome]:
+    """A whole-body request re-sending ``turns`` answered turns (``long_history_request``)."""
+    body = long_history_request(turns)
+
+    def run(client: Any) -> Outcome:
+        completion = client.chat.completions.create(**body)
+        return len(completion.choices[0].message.tool_calls or ()), None
+
+    return run
+
+
 def _chat_stream(client: Any) -> Outcome:
     start = time.perf_counter()
     return _drain(client.chat.completions.create(**_chat_request(), stream=True), start)
@@ -363,4 +374,9 @@ RAW: tuple[Case, ...] = (
 NON_LLM: tuple[Case, ...] = (
     Case("httpx2 POST /v1/search (not LLM)", "", False, _plain, _plain_post),
     Case("httpx2 GET /v1/models (not LLM)", "", False, _plain, _plain_get),
+)
+#: Long conversations (``long_history_request``), counted by ``benchmarks._instructions``.
+HISTORY: tuple[Case, ...] = tuple(
+    Case(f"openai.chat history {turns} turns", "openai.chat", False, _openai, _history_body(turns))
+    for turns in (10, 200)
 )

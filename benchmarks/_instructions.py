@@ -7,6 +7,11 @@ instructions per request of each mode and tooltap's share: the difference of the
 cancels start-up and imports. Slow (minutes per process), deterministic to a fraction of
 a percent where the CPU-time benchmark of a shared machine wobbles by ten percent.
 
+The ``openai.chat history N turns`` cases (``_cases.HISTORY``: a whole-body request
+re-sending N answered turns, 10 and 200) count the request side's growth with the
+history; ``python -m benchmarks`` counts them (``benchmarks._history.count_history``) and
+judges the growth against its target.
+
 ``--noop`` also counts tooltap over OpenTelemetry's no-op providers: its own work,
 without what the SDK spends on the spans and metric points it is given.
 
@@ -123,9 +128,9 @@ def _instructions(
 def _case(name: str) -> Any:
     """The benchmark case (SDK, raw SSE or not LLM) named ``name``, else the first whose
     name starts with it."""
-    from ._cases import CASES, NON_LLM, RAW
+    from ._cases import CASES, HISTORY, NON_LLM, RAW
 
-    cases = CASES + RAW + NON_LLM
+    cases = CASES + RAW + NON_LLM + HISTORY
     exact = [c for c in cases if c.name == name]
     return (exact or [c for c in cases if c.name.startswith(name)])[0]
 
@@ -215,8 +220,11 @@ def main(argv: list[str] | None = None) -> None:
     if shutil.which("valgrind") is None or not args.case:
         parser.error("needs valgrind installed, and a case")
     from .__main__ import SMOKE_WORKLOAD, WORKLOAD
+    from ._cases import HISTORY
 
     base = SMOKE_WORKLOAD if args.smoke else WORKLOAD
+    if _case(args.case) in HISTORY:  # results answer the turn before them: ids per request
+        base = {**base, "numbered": 1}
     modes = ("bare", "tooltap", "tooltap-noop") if args.noop else ("bare", "tooltap")
     for gc_on in {"on": (True,), "off": (False,), "both": (True, False)}[args.gc]:
         print(f"garbage collector {'on' if gc_on else 'off'}:", flush=True)

@@ -51,10 +51,12 @@ def _serve(argv: list[str]) -> None:
     parser.add_argument("--arg-bytes", type=int, default=2000)
     parser.add_argument("--fragment", type=int, default=4)
     parser.add_argument("--final-text", type=int, default=0, help="characters of final text")
+    parser.add_argument("--numbered", type=int, default=0, help="1: ids call_0, call_1...")
     options = parser.parse_args(argv)
     calls = [(f"write_note_{i}", tool_args(options.arg_bytes, i)) for i in range(options.calls)]
     text = ("lorem ipsum " * (options.final_text // 12 + 1))[: options.final_text] or None
-    with Simulator(calls=calls, final_text=text, fragment=options.fragment) as sim:
+    ids = "numbered" if options.numbered else "unique"
+    with Simulator(calls=calls, final_text=text, fragment=options.fragment, ids=ids) as sim:
         print(sim.url, flush=True)
         sys.stdin.read()  # serve until the parent closes our stdin
 

@@ -119,3 +119,20 @@ def test_the_fast_path_figure_is_computed_from_the_parser_rows() -> None:
         "### Fast paths on and off" in text
         and "| corpus | openai.chat | 2.00 | 6.00 | 3.0 |" in text
     )
+
+
+def test_the_counted_history_verdict_follows_the_growth_with_the_collector_off() -> None:
+    from benchmarks._history import count_check, count_table
+
+    def counted(added_10: float, added_200: float) -> dict[str, Any]:
+        rows = [{"gc": False, "turns": t, "bare": 50e6 * t, "tooltap": 50e6 * t + a, "added": a}
+                for t, a in ((10, added_10), (200, added_200))]  # fmt: skip
+        return {"requests": 1, "rows": rows, "growth_gc_off": added_200 - added_10,
+                "growth_gc_on": None}  # fmt: skip
+
+    flat, linear = counted(2.4e6, 2.6e6), counted(2.4e6, 3.9e6)
+    assert count_check(flat)["verdict"] == "met"
+    assert count_check(linear)["verdict"] == "MISSED"
+    assert "+0.20 M, collector off" in count_table(flat)
+    assert "MISSED" in count_table(linear)
+    assert count_check({"skipped": "valgrind not installed"})["verdict"] == "inconclusive"

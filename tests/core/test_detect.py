@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from tooltap._core.detect import detect_dialect, plausible_request
+from tooltap._core.detect import detect_dialect, detect_retrieve, plausible_request
 from tooltap._core.dialects.google_request import streaming as google_streaming
 
 
@@ -119,3 +119,24 @@ def test_a_bedrock_invoke_body_is_claudes_when_it_names_anthropic_version(
 def test_google_streaming() -> None:
     assert google_streaming("/v1beta/models/g:streamGenerateContent?alt=sse")
     assert not google_streaming("/v1beta/models/g:generateContent?x=:streamGenerateContent")
+
+
+@pytest.mark.parametrize(
+    ("method", "url", "dialect"),
+    [
+        ("GET", "/v1/responses/resp_68ab12", "openai.responses"),
+        (
+            "get",
+            "https://gw.example/v1/responses/resp_1/?stream=true&starting_after=4",
+            "openai.responses",
+        ),
+        ("GET", "/v1/responses/resp_1/input_items", None),
+        ("GET", "/api/responses/42", None),  # another API's responses: not OpenAI's ids
+        ("GET", "/v1/responses", None),
+        ("POST", "/v1/responses/resp_1", None),
+        ("DELETE", "/v1/responses/resp_1", None),
+    ],
+)
+def test_reading_a_stored_response_back(method: str, url: str, dialect: str | None) -> None:
+    assert detect_retrieve(method, url) == dialect
+    assert detect_dialect(method, url) is None

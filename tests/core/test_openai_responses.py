@@ -280,6 +280,36 @@ def test_deltas_before_the_item_is_added_wait_for_its_name() -> None:
     assert [(c.name, c.call_id) for c in parsed.calls] == [("late_name", "call_1")]
 
 
+@pytest.mark.parametrize("compact", [False, True], ids=["spaced", "compact"])
+def test_a_stream_resumed_inside_a_call_takes_its_done_arguments(compact: bool) -> None:
+    """``starting_after`` in the middle of a call's deltas: the deltas that arrive are a
+    part only (on the fast path too); the ``.done`` arguments are the call's, no problem."""
+    whole = '{"city": "Paris", "unit": "c"}'
+    tail = [delta(1, "fc_b", piece) for piece in ('s", "un', 'it": "c"}')]
+    if compact:  # OpenAI's own key order, no spaces: the fast path's events
+        head = "event: response.function_call_arguments.delta\ndata: "
+        compacted = [
+            {"type": d["type"], "sequence_number": 7 + n, "item_id": d["item_id"],
+             "output_index": d["output_index"], "delta": d["delta"]}
+            for n, d in enumerate(tail)
+        ]  # fmt: skip
+        deltas = b"".join(
+            f"{head}{json.dumps(d, separators=(',', ':'))}\n\n".encode() for d in compacted
+        )
+    else:
+        deltas = sse(*tail)
+    item = fc("fc_b", "call_b", "weather", whole, "completed")
+    body = deltas + sse(
+        args_done(1, "fc_b", whole),
+        item_done(1, item),
+        completed(fc("fc_a", "call_a", "f", "{}", "completed"), item),
+    )
+    emitted, parsed = per_event(body)
+    assert emitted == [[], [], [], ["call_b"], ["call_a"]]  # call_a: done before the resume
+    assert [c.args for c in parsed.calls] == [{"city": "Paris", "unit": "c"}, {}]
+    assert parsed.complete and parsed.problems == ()
+
+
 def test_terminal_output_fills_in_calls_the_stream_did_not_finish() -> None:
     final = fc("fc_1", "call_1", "f", '{"k": "v"}', "completed")
     body = sse(created(), added(0, fc("fc_1", "call_1", "f")), completed(final))

@@ -66,3 +66,27 @@ def test_describe_body_reads_only_llm_posts() -> None:
     assert describe_body("post", "/files", {}, "https://x") is None
     odd = describe_body("post", "/v1/messages", None, "https://x")
     assert odd is not None and (odd.request_model, odd.stream, odd.params) == (None, False, {})
+
+
+def test_an_ended_operation_holds_no_request_body(rec: object, sim: object) -> None:
+    """The SDK's body object (the whole history) is freed when the SDK drops it: an ended
+    operation, which lives on in a reference cycle until a collection, does not keep it."""
+    import gc
+
+    import openai
+
+    from tests.sdk.drivers import USER
+    from tooltap._telemetry.operation import Operation
+
+    client = openai.OpenAI(base_url=sim.openai_base_url, api_key="sk-test")  # type: ignore[attr-defined]
+    gc.collect()
+    gc.disable()
+    try:
+        client.chat.completions.create(
+            model="gpt-4o-mini", messages=[{"role": "user", "content": USER}]
+        )
+        ops = [o for o in gc.get_objects() if isinstance(o, Operation)]
+        assert ops and all(o.ended for o in ops)
+        assert [o.request_body for o in ops] == [None] * len(ops)
+    finally:
+        gc.enable()

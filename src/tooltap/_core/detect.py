@@ -8,9 +8,14 @@ from functools import lru_cache
 from typing import Final
 
 from .dialects import TABLE
+from .dialects._base import no_retrieve
 
-__all__ = ["detect_dialect", "plausible_request"]
+__all__ = ["detect_dialect", "detect_retrieve", "plausible_request"]
 
+#: (reads back a stored response, name) per dialect that has them.
+_RETRIEVES: Final = tuple(
+    (d.retrieves, d.name) for d in TABLE.values() if d.retrieves is not no_retrieve
+)
 #: (path suffixes, whether a matching path is the dialect's, name) per dialect.
 _ROUTES: Final = tuple((d.path_suffixes, d.claims_path, d.name) for d in TABLE.values())
 _SUFFIXES: Final = tuple(s for d in TABLE.values() for s in d.path_suffixes)
@@ -35,6 +40,18 @@ def _route(path: str) -> str | None:
     for suffixes, claims, name in _ROUTES:
         if path.endswith(suffixes):
             return name if claims(path) else None
+    return None
+
+
+def detect_retrieve(method: str, url: str) -> str | None:
+    """The dialect of a ``GET`` that reads a stored response back (a poll of a background
+    response, a resumed stream), or None."""
+    if method != "GET" and method.upper() != "GET":
+        return None
+    path = url.split("?", 1)[0].split("#", 1)[0] if "?" in url or "#" in url else url
+    for retrieves, name in _RETRIEVES:
+        if retrieves(path) is not None:
+            return name
     return None
 
 

@@ -176,7 +176,8 @@ class RequestInfo:
     history; ``system_fingerprint``: one of the system prompt (and the items before that
     turn), which tells apart conversations opening alike; ``history_length``: the items
     of that history (a call the response delivers stands at that index or later);
-    ``model_turns``: the model turns read.
+    ``model_turns``: the model turns read. ``retrieved``: the id of the stored response a
+    ``GET`` reads back (a poll of a background response, a resumed stream), else None.
     """
 
     dialect: str
@@ -195,6 +196,7 @@ class RequestInfo:
     toolsets: dict[str, frozenset[str]] = field(default_factory=dict, hash=False)
     history_length: int | None = None
     model_turns: tuple[ModelTurn, ...] = ()
+    retrieved: str | None = None
 
 
 @_fast_init

@@ -1,12 +1,13 @@
 """The transport tap: wrapt wrappers on ``send`` of httpx/httpx2 ``Client`` and ``AsyncClient``.
 
 One implementation serves both libraries and both flavours; the sync and async
-wrappers differ only in ``await``. Non-LLM traffic (``detect_dialect`` is None)
-and suppressed contexts pass straight through. For LLM traffic the request body
-is parsed, the attempt is recorded on the current SDK ``Operation`` (or on a new
-transport-owned one), and the response is settled at once (error status, body
-already read) or its ``stream`` is replaced by a tap proxy (``tap_proxy``); a body
-the client decodes is parsed from its own decoder's output (``TapState.decoding``).
+wrappers differ only in ``await``. Non-LLM traffic (``detect_dialect`` is None, and
+every GET but those reading a stored response back: ``detect_retrieve``) and suppressed
+contexts pass straight through. For LLM traffic the request body is parsed, the attempt
+is recorded on the current SDK ``Operation`` (or on a new transport-owned one), and the
+response is settled at once (error status, body already read) or its ``stream`` is
+replaced by a tap proxy (``tap_proxy``); a body the client decodes is parsed from its own
+decoder's output (``TapState.decoding``).
 
 Patching is lazy (``PATCHES``, a ``PatchSet``): post-import hooks wrap the classes when
 (if ever) the app imports httpx or httpx2; importing tooltap imports neither; a class
@@ -22,7 +23,7 @@ from typing import Any
 
 from opentelemetry.instrumentation.utils import is_instrumentation_enabled
 
-from .._core.detect import detect_dialect, plausible_request
+from .._core.detect import detect_dialect, detect_retrieve, plausible_request
 from .._core.errors import classify_error
 from .._core.stream import framing_of, parse_response
 from .._quietly import quietly, report
@@ -116,23 +117,27 @@ def _tap(response: Any, state: TapState, is_async: bool) -> Any:
     return response
 
 
-def _start(request: Any) -> Exchange | None:
-    """The exchange to record for a POST, or None to pass the call through untouched."""
+def _start(request: Any, method: str = "POST") -> Exchange | None:
+    """The exchange to record for a POST (or a GET reading a stored response back), or
+    None to pass the call through untouched."""
     try:
         tel = get_telemetry()
         if tel is None:
             return None
         url = request.url
         path: str = url.path
-        dialect = detect_dialect("POST", path)
+        post = method == "POST"
+        dialect = detect_dialect(method, path) if post else detect_retrieve(method, path)
         if dialect is None or not is_instrumentation_enabled():
             return None
         config = tel.config
         if (config.hosts or config.exclude) and not config.observes(url.host, path):
             return None
         op = current_operation.get()
-        if (op is None or op.ended) and not plausible_request(
-            dialect, request_content(request), path
+        if (
+            post
+            and (op is None or op.ended)
+            and not plausible_request(dialect, request_content(request), path)
         ):
             return None  # not an SDK's call, and not a body of that API: someone else's POST
         return begin(tel, request, dialect, path)
@@ -141,14 +146,21 @@ def _start(request: Any) -> Exchange | None:
         return None
 
 
+def _path(request: Any) -> str:
+    """A GET's URL path (only a GET of ``/responses/{id}`` may be LLM traffic)."""
+    path: str = request.url.path
+    return path
+
+
 def _send(
     wrapped: Callable[..., Any], instance: Any, args: tuple[Any, ...], kwargs: dict[str, Any]
 ) -> Any:
     # Inline, cheapest test first: most traffic that is not LLM traffic stops at the method.
     request = args[0] if args else kwargs.get("request")
-    if getattr(request, "method", None) != "POST":
+    method = getattr(request, "method", None)
+    if method != "POST" and (method != "GET" or "/responses/" not in _path(request)):
         return wrapped(*args, **kwargs)
-    exchange = _start(request)
+    exchange = _start(request, method)
     if exchange is None:
         return wrapped(*args, **kwargs)
     try:
@@ -163,9 +175,10 @@ async def _send_async(
     wrapped: Callable[..., Any], instance: Any, args: tuple[Any, ...], kwargs: dict[str, Any]
 ) -> Any:
     request = args[0] if args else kwargs.get("request")
-    if getattr(request, "method", None) != "POST":
+    method = getattr(request, "method", None)
+    if method != "POST" and (method != "GET" or "/responses/" not in _path(request)):
         return await wrapped(*args, **kwargs)
-    exchange = _start(request)
+    exchange = _start(request, method)
     if exchange is None:
         return await wrapped(*args, **kwargs)
     token = in_send.set(True)

@@ -8,7 +8,9 @@ it: ``chat.completions.create`` and ``.parse`` (which posts directly, not throug
 the helper), ``responses.create/parse/stream``, ``with_raw_response`` and
 ``with_streaming_response``. Wrapping the resource methods instead would miss the
 stream managers' deferred requests and raw-response wrappers built earlier.
-Only POSTs to ``/chat/completions`` and ``/responses`` are observed. ``Stream.__stream__``
+Only POSTs to ``/chat/completions`` and ``/responses`` are observed, and the GETs of
+``/responses/{id}`` that read a stored response back (``responses.retrieve``: a background
+response polled, its stream resumed with ``starting_after``). ``Stream.__stream__``
 (and the async twin), the SDK's loop over a streamed body, is wrapped so that a stream
 the SDK fails on is recorded as its failure (``reader_wrappers``).
 
@@ -99,9 +101,12 @@ class _OpenAICall(Call):
 def _describe(instance: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Call | None:
     # request(self, cast_to, options, *, stream=False, stream_cls=None)
     options = arg(args, kwargs, 1, "options")
-    return describe_body(
+    call = describe_body(
         str(options.method), str(options.url), options.json_data, instance.base_url, _OpenAICall
     )
+    if call is not None and options.json_data is None:  # a GET: stream=True is an argument
+        call.stream = kwargs.get("stream") is True
+    return call
 
 
 _sync, _async = wrappers(_describe)

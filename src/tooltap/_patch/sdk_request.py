@@ -10,7 +10,7 @@ from urllib.parse import urlsplit
 
 from opentelemetry.util.types import AttributeValue
 
-from .._core.detect import detect_dialect
+from .._core.detect import detect_dialect, detect_retrieve
 from .._core.dialects import TABLE
 from .._telemetry import semconv as sc
 from .._telemetry.telemetry import get_telemetry
@@ -126,8 +126,8 @@ def describe_body(
     method: str, url: str, body: object, base_url: object, kind: type[Call] = Call
 ) -> Call | None:
     """The :class:`Call` (or ``kind`` of it) of a Stainless-style request (openai,
-    anthropic): path + JSON body."""
-    dialect = detect_dialect(method, url)
+    anthropic): path + JSON body; or a ``GET`` reading a stored response back (no body)."""
+    dialect = detect_dialect(method, url) or detect_retrieve(method, url)
     if dialect is None:
         return None
     fields: Mapping[str, Any] = body if (type(body) is dict or isinstance(body, Mapping)) else {}

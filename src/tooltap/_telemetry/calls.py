@@ -34,6 +34,7 @@ class _Operation(Protocol):
     scope: Scope
     turn: int | None
     system: int | None
+    retrieved: str | None
     request_info: RequestInfo | None
 
     @property
@@ -74,6 +75,9 @@ class Calls:
         info = op.request_info
         declared = info.tools if info is not None else None
         tel, delivered = op.tel, self._delivered
+        if op.retrieved is not None:  # a stored response read back: each call opens once
+            self._delivered_ids.update(c.call_id for c in calls if c.call_id is not None)
+            calls = tel.lifecycle.first_delivery(op.retrieved, calls)
         for call in calls:
             if call.index in delivered:
                 continue
@@ -129,7 +133,11 @@ class Calls:
             self._stash_response = response_id
             return
         op = self._op
-        if op.tel.lifecycle.responded(response_id, self.opened, op.conversation, op.scope):
+        lifecycle = op.tel.lifecycle
+        seen = lifecycle.responded(
+            response_id, self.opened, op.conversation, op.scope, op.turn, op.system
+        )
+        if seen and op.retrieved is None:
             replayed(self._out, self.opened)
 
     def handed(self) -> None:
@@ -171,6 +179,11 @@ class Calls:
         if problem.call_id in self._delivered_ids:
             return
         op = self._op
+        index = -1 if problem.call_index is None else problem.call_index
+        if op.retrieved is not None and not op.tel.lifecycle.first_read(
+            op.retrieved, problem.call_id, index
+        ):
+            return  # an earlier read of this stored response delivered it
         declared = op.request_info.tools if op.request_info is not None else None
         label = op.tel.tool_names.label(problem.name, declared)
         op.tel.instruments.tool_call(1, op.provider, label, problem.kind)

@@ -67,6 +67,11 @@ _CONVERSATION_CHARS: Final = 256
 #: The turn of a result whose call the request does not show: later than any.
 _LATER: Final = 1 << 62
 
+#: A response's conversation, calls' scope, turn and system prompt fingerprint.
+_Response = tuple[str, Scope, int | None, int | None]
+#: Marks a stored response whose token usage was reported.
+_USAGE: Final = object()
+
 _lifecycles: weakref.WeakSet[Lifecycle] = weakref.WeakSet()
 
 
@@ -101,9 +106,13 @@ class Lifecycle:
         self.adoption = Adoption(self._adopt_setting)
         self._open = OpenCalls(count, size)
         self._answered = Answered(memory)
-        # response id -> its conversation ("" if none) and its calls' scope (chains of
-        # previous_response_id)
-        self._responses: Bounded[str, tuple[str, Scope]] = Bounded(memory)
+        # response id -> its conversation ("" if none), its calls' scope (chains of
+        # previous_response_id), turn and system prompt fingerprint (reading it back)
+        self._responses: Bounded[str, _Response] = Bounded(memory)
+        # response id -> the calls of it opened so far (call id, else index) and whether its
+        # usage was reported: a response read back (polled, its stream resumed) opens each
+        # of its calls once
+        self._delivered: Bounded[str, set[object]] = Bounded(memory)
 
     def __len__(self) -> int:
         return len(self._open)
@@ -222,17 +231,73 @@ class Lifecycle:
         entries: Sequence[OpenCall],
         conversation: str | None,
         scope: Scope = None,
+        turn: int | None = None,
+        system: int | None = None,
     ) -> bool:
         """A response settled: tag its calls with its id; whether that id came before."""
         if not response_id:
             return False
         for entry in entries:
             entry.response_id = response_id
-        chain = ((conversation or "")[:_CONVERSATION_CHARS], scope)
+        chain = ((conversation or "")[:_CONVERSATION_CHARS], scope, turn, system)
         with self._lock:
             seen = response_id in self._responses
             self._responses.put(response_id, chain)
+            if entries:
+                delivered = self._delivered_of(response_id)
+                delivered.update(_delivery(e.call_id, e.index) for e in entries)
         return seen
+
+    def read_back(self, response_id: str) -> tuple[str, Scope, int | None, int | None]:
+        """The conversation, scope, turn and system fingerprint of a stored response that a
+        request reads back (as its ``previous_response_id`` chain would name them)."""
+        with self._lock:
+            known = self._responses.get(response_id)
+        if known is None:
+            return response_id[:_CONVERSATION_CHARS], None, None, None
+        conversation, scope, turn, system = known
+        conversation = conversation or response_id[:_CONVERSATION_CHARS]
+        return conversation, conversation if scope is None else scope, turn, system
+
+    def first_delivery(self, response_id: str, calls: Sequence[ToolCall]) -> list[ToolCall]:
+        """The calls of ``calls`` (read back from the stored response ``response_id``)
+        that no earlier read of that response delivered; they count as delivered now."""
+        with self._lock:
+            delivered = self._delivered_of(response_id)
+            fresh = []
+            for call in calls:
+                key = _delivery(call.call_id, call.index)
+                if key not in delivered:
+                    delivered.add(key)
+                    fresh.append(call)
+        return fresh
+
+    def first_read(self, response_id: str, call_id: str | None, index: int) -> bool:
+        """Whether no earlier read of the stored response ``response_id`` delivered its call
+        ``call_id`` (else at ``index``), broken or not; it counts as delivered now."""
+        key = _delivery(call_id, index)
+        with self._lock:
+            delivered = self._delivered_of(response_id)
+            first = key not in delivered
+            delivered.add(key)
+        return first
+
+    def first_usage(self, response_id: str) -> bool:
+        """Whether this read of the stored response ``response_id`` is the first to report
+        its token usage (a completed response polled again reports it again)."""
+        with self._lock:
+            delivered = self._delivered_of(response_id)
+            first = _USAGE not in delivered
+            delivered.add(_USAGE)
+        return first
+
+    def _delivered_of(self, response_id: str) -> set[object]:
+        """What of ``response_id`` was recorded so far (locked)."""
+        delivered = self._delivered.get(response_id)
+        if delivered is None:
+            delivered = set()
+            self._delivered.put(response_id, delivered)
+        return delivered
 
     def conversation_of(self, previous_response_id: str | None) -> str | None:
         """The conversation a ``previous_response_id`` chain belongs to (its first response)."""
@@ -467,6 +532,11 @@ class Lifecycle:
         with self._lock:
             entry = self._open.find(wanted)
         return entry if entry is not None and entry.span is not None else None
+
+
+def _delivery(call_id: str | None, index: int) -> object:
+    """What tells a call apart within one response: its id, else its place."""
+    return index if call_id is None else call_id
 
 
 @in_child

@@ -38,6 +38,7 @@ app's ``tooltap.conversation``, else the one the request carries.
 
 from __future__ import annotations
 
+import dataclasses
 import threading
 import time
 from collections.abc import Mapping
@@ -138,6 +139,7 @@ class Operation:
         self.scope: Scope = conversation  # what this request's results are matched in
         self.turn: int | None = None  # where its response's model turn will stand
         self.system: int | None = None  # its system prompt's fingerprint
+        self.retrieved: str | None = None  # the stored response a GET reads back
         self._parsed_request: RequestInfo | None = None
         self._accounted: RequestInfo | None = None
         self._once = threading.Lock()  # taken (never released) by the one ``end`` that runs
@@ -207,6 +209,11 @@ class Operation:
         lifecycle = self.tel.lifecycle
         named = request_info.conversation_id
         previous = request_info.previous_response_id
+        if request_info.retrieved is not None:  # read back: as the response was delivered
+            self._read_back(request_info.retrieved)
+            lifecycle.expire()
+            capture_request(self.tel, self._out, self.attributes, self.dialect, body)
+            return
         if self.conversation is None:
             self.conversation = named or lifecycle.conversation_of(previous)
             if self.conversation is not None:
@@ -235,6 +242,16 @@ class Operation:
             )
             self._out.links(links, {sc.TOOLTAP_LINK: sc.LINK_TOOL_RESULT})
         capture_request(self.tel, self._out, self.attributes, self.dialect, body)
+
+    def _read_back(self, response_id: str) -> None:
+        """A ``GET`` of a stored response: its calls open in the scope, at the turn, of the
+        request that created it, and each only once over every read of it."""
+        self.retrieved = response_id
+        conversation, scope, self.turn, self.system = self.tel.lifecycle.read_back(response_id)
+        self.scope = self._named or scope
+        if self.conversation is None:
+            self.conversation = conversation
+            self._out.set(sc.GEN_AI_CONVERSATION_ID, text(conversation, ID_CHARS))
 
     def attempt_failed(self, error: ErrorClass) -> None:
         """The current attempt failed (status, exception, or an error inside the stream)."""
@@ -294,6 +311,9 @@ class Operation:
         if request_info is not None:
             self.request_info = request_info
         self._attempts.failure = None
+        retrieved = self.retrieved
+        if retrieved and parsed.usage and not self.tel.lifecycle.first_usage(retrieved):
+            parsed = dataclasses.replace(parsed, usage=None)  # a poll repeats it
         self.calls_received(parsed.calls)
         response_attributes(self.tel, self._out, self.attributes, parsed)
         problems = parsed.problems
@@ -393,6 +413,9 @@ class Operation:
             return
         self.state = State.ENDED  # ended directly, not through ``report``
         self.tel.open_operations.discard(self)
+        # The SDK's body object (the whole history) is the SDK's to free: the op lives on
+        # in a cycle until a collection, which would otherwise keep and traverse it.
+        self.request_body = None
         try:
             if self._calls.handing:  # ended before the SDK call that hands the response over
                 if exc is None:

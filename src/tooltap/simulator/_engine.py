@@ -8,7 +8,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from tooltap._core.detect import detect_dialect
+from tooltap._core.detect import detect_dialect, detect_retrieve
 
 from .._forks import new_lock
 from ._eventstream import exception_message
@@ -88,7 +88,7 @@ class Engine:
         self, method: str, path: str, query: str, headers: Mapping[str, str], body: bytes
     ) -> Delivery:
         """Answer one request."""
-        dialect = detect_dialect(method, path)
+        dialect = detect_dialect(method, path) or detect_retrieve(method, path)
         decoded = _decode(body)
         try:
             faults = parse_fault_header(headers.get(FAULT_HEADER, ""))
@@ -116,7 +116,11 @@ class Engine:
         wire = self._wires[dialect]
         if bad_header:
             return Delivery.of(wire.error("invalid_request", 400, bad_header))
-        delivery = Delivery.of(self._respond(wire, faults, body, decoded, path, query))
+        if method.upper() == "GET":
+            rendered = _read_back(wire, path, query)
+        else:
+            rendered = self._respond(wire, faults, body, decoded, path, query)
+        delivery = Delivery.of(rendered)
         for fault in faults:
             delivery.apply(fault)
         return delivery
@@ -156,6 +160,16 @@ class Engine:
                 error = exception_message("modelStreamErrorException", "Model stream failed.")
             rendered.chunks = [*rendered.chunks[: rendered.mark], error]
         return rendered
+
+
+def _read_back(wire: Wire, path: str, query: str) -> Rendered:
+    """A ``GET`` of a stored response (Responses' background mode)."""
+    retrieve = getattr(wire, "retrieve", None)
+    response_id = path.rstrip("/").rpartition("/")[2]
+    if retrieve is None:
+        return wire.error("not_found", 404, f"Unknown request URL: GET {path}")
+    rendered: Rendered = retrieve(response_id, query)
+    return rendered
 
 
 def _error_fault(wire: Wire, fault: Fault) -> Rendered:

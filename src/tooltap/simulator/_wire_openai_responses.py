@@ -1,4 +1,8 @@
-"""OpenAI Responses on the wire (``POST /v1/responses``): output items and typed SSE events."""
+"""OpenAI Responses on the wire (``POST /v1/responses``): output items and typed SSE events.
+
+A request with ``background: true`` is answered ``queued`` (or, streamed, with its events)
+and stored: ``GET /v1/responses/{id}`` reads it back (``_stored``).
+"""
 
 from __future__ import annotations
 
@@ -8,6 +12,7 @@ from typing import Any
 
 from ._render import Rendered, args_cut, body_cut, dumps, fragments, json_response, sse
 from ._scenario import PriorCall, Reply, ToolResult, Turn, content_text, token
+from ._stored import StoredResponses
 from ._wire_openai import openai_choice, openai_error
 
 __all__ = ["ResponsesWire"]
@@ -37,6 +42,7 @@ class ResponsesWire:
 
     def __init__(self) -> None:
         self._rng = random.Random()
+        self._stored = StoredResponses()
 
     def call_ids(self, rng: random.Random) -> tuple[str, str]:
         """(``call_`` + 24 characters, ``fc_`` + 48 hex digits)."""
@@ -79,6 +85,7 @@ class ResponsesWire:
                 "tool_choice": body.get("tool_choice", "auto"),
                 "previous_response_id": body.get("previous_response_id"),
                 "instructions": body.get("instructions"),
+                "background": body.get("background") is True,
             },
         )
 
@@ -90,7 +97,7 @@ class ResponsesWire:
             "object": "response",
             "created_at": reply.created,
             "status": status,
-            "background": False,
+            "background": bool(turn.echo.get("background")),
             "error": None,
             "incomplete_details": None,
             "instructions": turn.echo.get("instructions"),
@@ -143,6 +150,8 @@ class ResponsesWire:
 
     def render(self, reply: Reply, turn: Turn, *, fragment: int, no_ids: bool) -> Rendered:
         """A ``response`` object, or its event stream."""
+        if turn.echo.get("background"):
+            return self._background(reply, turn, fragment)
         if turn.stream:
             return self._stream(reply, turn, fragment)
         rendered = json_response(200, self._response(reply, turn, "completed", self._output(reply)))
@@ -151,6 +160,27 @@ class ResponsesWire:
             rendered.cut = body_cut(
                 rendered.body, second.item_id.encode(), 0, dumps(second.arguments).encode()
             )
+        return rendered
+
+    def _background(self, reply: Reply, turn: Turn, fragment: int) -> Rendered:
+        """Store the whole answer; return it streamed, or the response ``queued``."""
+        stream = self._stream(reply, turn, fragment)
+        output = self._output(reply)
+        self._stored.put(
+            reply.response_id,
+            stream.chunks,
+            self._response(reply, turn, "in_progress", []),
+            self._response(reply, turn, "completed", output),
+        )
+        if turn.stream:
+            return stream
+        return json_response(200, self._response(reply, turn, "queued", []))
+
+    def retrieve(self, response_id: str, query: str) -> Rendered:
+        """``GET /v1/responses/{id}``: a stored response polled, or its stream resumed."""
+        rendered = self._stored.read(response_id, query)
+        if rendered is None:
+            return self.error("not_found", 404, f"No response found with id '{response_id}'.")
         return rendered
 
     def _stream(self, reply: Reply, turn: Turn, fragment: int) -> Rendered:

@@ -21,6 +21,7 @@ __all__ = [
     "always",
     "any_body",
     "cut_call",
+    "no_retrieve",
     "parsed",
     "unchanged",
 ]
@@ -105,6 +106,11 @@ def any_body(path: str, body: bytes) -> bool:
     return True
 
 
+def no_retrieve(path: str) -> str | None:
+    """``retrieves`` of a dialect that has no stored responses to read back."""
+    return None
+
+
 @dataclass(frozen=True, slots=True, kw_only=True, eq=False)
 class Dialect:
     """Everything tooltap knows of one wire dialect; every field is required and pure.
@@ -169,6 +175,9 @@ class Dialect:
     #: Whether a body sent to ``path`` is this dialect's, beyond ``body_keys`` (a path
     #: several model families share: Bedrock's ``/invoke``), for ``plausible_request``.
     claims_body: Callable[[str, bytes], bool]
+    #: The id of the stored response a ``GET`` of this path reads back (OpenAI Responses'
+    #: ``/responses/{id}``: polls of a background response, resumed streams), or None.
+    retrieves: Callable[[str], str | None]
 
 
 def always(path: str) -> bool:

@@ -15,7 +15,7 @@ from urllib.parse import unquote
 
 from ..model import RequestInfo, ToolCall
 from . import anthropic
-from ._base import STAINLESS_RETRY_COUNT, Dialect
+from ._base import STAINLESS_RETRY_COUNT, Dialect, no_retrieve
 from ._content import Message, Part, definition, text_parts, tools_of
 from ._request import DeclaredTool, Reader, assistant, described, items, result_text
 
@@ -335,6 +335,7 @@ ENTRY: Final = Dialect(
     body_keys=((b'"messages"',), (b'"model"', b'"max_tokens"')),
     body_streams=True,
     from_path=from_path,
+    retrieves=no_retrieve,
     reducer=anthropic.Reducer,
     parse_body=anthropic.parse_body,
     read_request=read_request,

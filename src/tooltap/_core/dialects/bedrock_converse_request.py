@@ -18,7 +18,7 @@ from urllib.parse import unquote
 
 from ..model import RequestInfo, ToolCall
 from . import bedrock_converse
-from ._base import Dialect, any_body
+from ._base import Dialect, any_body, no_retrieve
 from ._content import Message, Part, definition
 from ._request import DeclaredTool, Reader, assistant, is_map, items, result_text
 
@@ -269,6 +269,7 @@ ENTRY: Final = Dialect(
     body_keys=((b'"messages"',),),  # the model is in the path; no other key is in every body
     body_streams=False,
     from_path=from_path,
+    retrieves=no_retrieve,
     reducer=bedrock_converse.Reducer,
     parse_body=bedrock_converse.parse_body,
     read_request=read_request,

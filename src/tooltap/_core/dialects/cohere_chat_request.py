@@ -13,7 +13,7 @@ from typing import Any, Final
 
 from ..model import ToolCall
 from . import cohere_chat
-from ._base import Dialect, always, any_body, unchanged
+from ._base import Dialect, always, any_body, no_retrieve, unchanged
 from ._content import Message, Part, function_definitions, json_arguments
 from ._openai_request import result_is_error, result_output
 from ._request import (
@@ -202,6 +202,7 @@ ENTRY: Final = Dialect(
     body_keys=((b'"messages"',), (b'"model"',)),
     body_streams=True,
     from_path=unchanged,
+    retrieves=no_retrieve,
     reducer=cohere_chat.Reducer,
     parse_body=cohere_chat.parse_body,
     read_request=read_request,

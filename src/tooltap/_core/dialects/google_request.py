@@ -17,7 +17,7 @@ from typing import Any, Final
 
 from ..model import RequestInfo, ToolCall
 from . import google
-from ._base import Dialect, always, any_body
+from ._base import Dialect, always, any_body, no_retrieve
 from ._content import Message, Part, definition, tools_of
 from ._request import Call, DeclaredTool, Reader, described, get, items
 
@@ -358,6 +358,7 @@ ENTRY: Final = Dialect(
     body_keys=((b'"contents"',),),  # the model is in the path, so a body need not name it
     body_streams=False,
     from_path=from_path,
+    retrieves=no_retrieve,
     reducer=google.Reducer,
     parse_body=google.parse_body,
     read_request=read_request,

@@ -14,7 +14,7 @@ from typing import Any, Final
 
 from ..model import ToolCall
 from . import ollama_chat
-from ._base import Dialect, always, any_body, unchanged
+from ._base import Dialect, always, any_body, no_retrieve, unchanged
 from ._content import (
     Message,
     Part,
@@ -174,6 +174,7 @@ ENTRY: Final = Dialect(
     body_keys=((b'"messages"',), (b'"model"',)),
     body_streams=True,
     from_path=unchanged,
+    retrieves=no_retrieve,
     reducer=ollama_chat.Reducer,
     parse_body=ollama_chat.parse_body,
     read_request=read_request,

@@ -11,7 +11,7 @@ from typing import Any, Final
 
 from ..model import ToolCall
 from . import openai_chat
-from ._base import STAINLESS_RETRY_COUNT, Dialect, always, any_body, unchanged
+from ._base import STAINLESS_RETRY_COUNT, Dialect, always, any_body, no_retrieve, unchanged
 from ._content import Message, Part, definition, json_arguments, text_parts, tools_of
 from ._openai import PROVIDER
 from ._openai_request import (
@@ -181,6 +181,7 @@ ENTRY: Final = Dialect(
     body_keys=((b'"messages"',),),
     body_streams=True,
     from_path=unchanged,
+    retrieves=no_retrieve,
     reducer=openai_chat.Reducer,
     parse_body=openai_chat.parse_body,
     read_request=read_request,

@@ -14,6 +14,8 @@ Choices made here:
   ``error`` or status ``failed``). The terminal response's ``output`` fills in calls the
   stream did not finish. After an ``incomplete``/``failed``/``error`` end, calls still open
   become ``truncated_json``. A trailing ``data: [DONE]`` (OpenRouter) is ignored.
+- A resumed stream (``starting_after``) may begin inside a call: a call first seen by a
+  delta has its deltas ignored and its ``.done`` arguments taken whole.
 - Calls may interleave (deltas of two items alternating): each event goes to the call its
   ``item_id`` (else ``output_index``) names, in the reducer and in the fast path.
 - ``finish_reason`` is the response ``status`` (``completed``, ``failed``, ``cancelled``),
@@ -109,6 +111,7 @@ class Reducer:
         "_next_pos",
         "_out",
         "_parsed",
+        "_partial",
         "_queue",
     )
 
@@ -123,6 +126,9 @@ class Reducer:
         self._complete = False
         self._failed = False  # an error or a failed status ended the response
         self._parsed: Parsed | None = None
+        #: Calls first seen by a delta (a resumed stream joins them late): their deltas are
+        #: a part only, and their ``.done`` arguments are taken as they are.
+        self._partial: set[int] = set()
         self._handlers: dict[str, Callable[[dict[str, Any]], None]] = {
             "response.created": self._started,
             "response.in_progress": self._started,
@@ -155,6 +161,8 @@ class Reducer:
         call = self._items.get(item_id.decode("ascii"))
         if call is None or call.finished or not (raw.isascii() or valid_utf8(raw)):
             return False  # (every call is finished once the response is complete)
+        if self._partial and id(call) in self._partial:
+            return False
         append_escaped(call, raw, self._limit)
         return True
 
@@ -202,7 +210,12 @@ class Reducer:
             call.add(item.get(CALL_ITEMS[item["type"]]), self._limit)
 
     def _delta(self, payload: dict[str, Any]) -> None:
+        known = len(self._queue)
         call = self._find(payload)
+        if len(self._queue) > known:  # its item was added before this stream began
+            self._partial.add(id(call))
+        if id(call) in self._partial:
+            return
         if call.finished:
             if not call.late:
                 call.late = True

@@ -1,17 +1,22 @@
 """OpenAI Responses, request side: read a request, answer calls, declare tools.
 
+``GET .../responses/{id}`` reads a stored response back (``retrieves``): a background
+response polled, or its stream resumed (``?stream=true&starting_after=N``). Only ids
+that are OpenAI's (``resp_``) are taken, so that another API's ``/responses/42`` is not.
+
 A result is ``{"type": "function_call_output", "call_id", "output": str}``; an error
 result is the JSON text ``{"error": <output>}`` (Responses has no error flag).
 """
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Mapping, Sequence
 from typing import Any, Final
 
-from ..model import ToolCall
+from ..model import RequestInfo, ToolCall
 from . import openai_responses
-from ._base import STAINLESS_RETRY_COUNT, Dialect, always, any_body, unchanged
+from ._base import STAINLESS_RETRY_COUNT, Dialect, always, any_body
 from ._content import Message, Part, definition, json_arguments, text_parts, tools_of
 from ._openai import PROVIDER
 from ._openai_request import (
@@ -33,6 +38,7 @@ __all__ = [
     "read_request",
     "result_message",
     "result_messages",
+    "retrieves",
     "streamed_body",
     "tool_definitions",
 ]
@@ -194,6 +200,21 @@ def tool_definitions(body: Mapping[str, Any]) -> list[dict[str, Any] | None]:
     ]
 
 
+def retrieves(path: str) -> str | None:
+    """The response id of ``GET .../responses/{id}`` (query removed), or None."""
+    _, sep, response_id = path.rstrip("/").rpartition("/responses/")
+    if not sep or not response_id.startswith("resp_") or "/" in response_id:
+        return None
+    return response_id
+
+
+def from_path(info: RequestInfo, path: str) -> RequestInfo:
+    """A ``GET`` of a stored response: which one it reads back."""
+    if not path.endswith("/responses") and (response_id := retrieves(path)) is not None:
+        return dataclasses.replace(info, retrieved=response_id)
+    return info
+
+
 #: The Responses entry of the dialect table.
 ENTRY: Final = Dialect(
     name=openai_responses.DIALECT,
@@ -203,7 +224,8 @@ ENTRY: Final = Dialect(
     claims_body=any_body,
     body_keys=((b'"model"', b'"input"'),),
     body_streams=True,
-    from_path=unchanged,
+    from_path=from_path,
+    retrieves=retrieves,
     reducer=openai_responses.Reducer,
     parse_body=openai_responses.parse_body,
     read_request=read_request,
