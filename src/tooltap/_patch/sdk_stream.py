@@ -3,24 +3,104 @@
 :func:`reader_wrappers` wrap the SDK methods that return the generator reading a
 streamed body: when that loop raises, the body settles with the SDK's failure and the
 response's calls are not delivered (the body's ``awaiting step`` state).
+
+When the body's dialect has an item reader (``TapState.claim``), each item the loop
+yields is folded before the app gets it (the same object), and the tap parses no byte
+of that body. An item the reader does not expect (an SDK version whose objects differ)
+logs one WARNING per dialect, and the body's bytes are parsed from then on.
 """
 
 from __future__ import annotations
 
+import logging
 from collections.abc import AsyncGenerator, Callable, Generator
 from typing import Any
 
+from .._core.model import ToolCall
+from .._core.stream_items import ItemParser
 from .._quietly import quietly
 from .sdk_call import Wrapper
 from .tap_stream import TapState
 
 __all__ = ["reader_wrappers", "tapped"]
 
+_log = logging.getLogger("tooltap")
+#: Dialects whose SDK items were not what their reader expects (warned once).
+_warned: set[str] = set()
+
 
 def tapped(obj: object) -> TapState | None:
     """The tap of a body proxy (``response.stream``, aiohttp's ``response.content``)."""
     state = getattr(obj, "_self_state", None)
     return state if isinstance(state, TapState) else None
+
+
+def _took(state: TapState, items: ItemParser, emitted: int, item: Any) -> int:
+    """Fold one item (the calls it completes go to the operation); the count of calls
+    handed on so far. On an item the reader does not expect, or bytes kept over the
+    cap, the body's bytes are parsed instead from here on."""
+    try:
+        try:
+            calls: list[ToolCall] = items.item(item)
+        except Exception as exc:  # noqa: BLE001 - the bytes take over
+            _unexpected(state.info.dialect, exc)
+            calls = state.unclaim(emitted)
+        else:
+            if state.oversized_raw():
+                calls += state.unclaim(emitted + len(calls))
+        if calls:
+            state.op.calls_received(calls)
+    except Exception as exc:  # noqa: BLE001 - never into the app
+        state.broken(exc)
+        return emitted
+    return emitted + len(calls)
+
+
+def _unexpected(dialect: str, exc: Exception) -> None:
+    """One WARNING per dialect: its SDK's items are not what the reader expects."""
+    if dialect not in _warned:
+        _warned.add(dialect)
+        _log.warning(
+            "tooltap: %s stream items are not what tooltap reads (%r): parsing the bytes instead",
+            dialect,
+            exc,
+        )
+
+
+def _taking(
+    state: TapState, items: ItemParser, reader: Generator[Any, Any, Any]
+) -> Generator[Any, Any, Any]:
+    emitted = 0
+    try:
+        for item in reader:
+            if state.items is items:
+                emitted = _took(state, items, emitted, item)
+            try:
+                yield item
+            except GeneratorExit:  # closed: close the SDK's loop, as ``yield from`` would
+                reader.close()
+                raise
+    except BaseException as exc:
+        quietly(state.read_done, exc)
+        raise
+    quietly(state.read_done, None)
+
+
+async def _ataking(
+    state: TapState, items: ItemParser, reader: AsyncGenerator[Any]
+) -> AsyncGenerator[Any]:
+    emitted = 0
+    try:
+        async for item in reader:
+            if state.items is items:
+                emitted = _took(state, items, emitted, item)
+            yield item
+    except BaseException as exc:
+        if isinstance(exc, GeneratorExit):  # closed: close the SDK's loop, as it would be
+            await reader.aclose()
+        quietly(state.read_done, exc)
+        raise
+    quietly(state.read_done, None)
 
 
 def _reading(state: TapState, reader: Generator[Any, Any, Any]) -> Generator[Any, Any, Any]:
@@ -60,7 +140,8 @@ def reader_wrappers(body_of: Callable[[Any], object]) -> tuple[Wrapper, Wrapper]
         state = quietly(_reader_state, body_of, instance, reader, "gi_running")
         if state is None:
             return reader
-        outer = _reading(state, reader)
+        items = quietly(state.claim)
+        outer = _reading(state, reader) if items is None else _taking(state, items, reader)
         state.read_by(outer)
         return outer
 
@@ -71,7 +152,8 @@ def reader_wrappers(body_of: Callable[[Any], object]) -> tuple[Wrapper, Wrapper]
         state = quietly(_reader_state, body_of, instance, reader, "ag_running")
         if state is None:
             return reader
-        outer = _areading(state, reader)
+        items = quietly(state.claim)
+        outer = _areading(state, reader) if items is None else _ataking(state, items, reader)
         state.read_by(outer)
         return outer
 

@@ -289,17 +289,29 @@ class Reducer:
         )
         self._blocks[index] = self._by_digits[b"%d" % index] = opened
 
-    def _delta(self, data: dict[str, Any]) -> None:
-        delta = data.get("delta")
-        if not isinstance(delta, dict) or delta.get("type") != "input_json_delta":
+    def take(self, kind: str, data: dict[str, Any]) -> list[ToolCall]:
+        """One event already decoded (``kind``: its type): what ``event`` does with it."""
+        return [] if self._ended else self._dispatch(kind, data)
+
+    def json_delta(self, index: Any, fragment: Any) -> None:
+        """One decoded ``input_json_delta`` of the block at ``index``."""
+        if self._ended:
             return
-        index = data.get("index")
         block = self._blocks.get(index) if isinstance(index, int) else None
-        fragment = delta.get("partial_json")
         if block is None or not isinstance(fragment, str):
             self._shape("content_block_delta: input_json_delta outside a tool block")
             return
         block.add(fragment, self._limits.max_argument_bytes)
+
+    @property
+    def ended(self) -> bool:
+        """Whether ``message_stop`` ended the stream (not an error event)."""
+        return self._ended and not self._failed
+
+    def _delta(self, data: dict[str, Any]) -> None:
+        delta = data.get("delta")
+        if isinstance(delta, dict) and delta.get("type") == "input_json_delta":
+            self.json_delta(data.get("index"), delta.get("partial_json"))
 
     def _message(self, message: dict[str, Any]) -> None:
         msg_id, model = message.get("id"), message.get("model")
