@@ -19,6 +19,7 @@ from typing import Any
 import anthropic
 import httpx
 import httpx2
+import openai
 import pytest
 from google import genai
 from google.genai import types
@@ -197,6 +198,93 @@ def test_anthropic_items_give_the_bytes_result(
         _anthropic_read(chunks)
         parsed, from_items = seen.take()
         assert parsed == _by_bytes("anthropic.messages", chunks)
+        if whole:
+            assert from_items == 1
+
+    check()
+
+
+# -- openai.chat -------------------------------------------------------------------------
+
+
+@st.composite
+def _chat_stream(draw: st.DrawFn) -> tuple[bytes, bool]:
+    """SSE bytes of a Chat Completions stream, and whether it ends as it should."""
+    head = {"id": "chatcmpl-1", "object": "chat.completion.chunk", "created": 1,
+            "model": "gpt-x", "system_fingerprint": None}  # fmt: skip
+
+    def chunk(choices: list[dict[str, Any]], **extra: Any) -> dict[str, Any]:
+        return {**head, "choices": choices, **extra}
+
+    def delta(choice: int, body: dict[str, Any]) -> dict[str, Any]:
+        return {"index": choice, "delta": body, "logprobs": None, "finish_reason": None}
+
+    n = draw(st.integers(1, 2))
+    chunks = [chunk([delta(c, {"role": "assistant", "content": ""}) for c in range(n)])]
+    steps: list[tuple[int, dict[str, Any]]] = []
+    for choice in range(n):
+        tools = draw(st.lists(_ARGS, max_size=3))
+        for index, args in enumerate(tools):
+            text = json.dumps(args, ensure_ascii=draw(st.booleans()))
+            cuts = sorted(draw(st.lists(st.integers(0, len(text)), max_size=4)))
+            pieces = [text[a:b] for a, b in zip([0, *cuts], [*cuts, len(text)], strict=True)]
+            first = {"index": index, "id": f"call_{choice}_{index}", "type": "function",
+                     "function": {"name": f"tool_{index}", "arguments": ""}}  # fmt: skip
+            steps.append((choice, {"tool_calls": [first]}))
+            steps += [
+                (choice, {"tool_calls": [{"index": index, "function": {"arguments": p}}]})
+                for p in pieces
+            ]
+        if draw(st.booleans()):
+            steps.append((choice, {"content": "ok"}))
+    for choice, body in steps:  # (calls of one choice in order; choices may interleave)
+        chunks.append(chunk([delta(choice, body)]))
+    reason = draw(st.sampled_from(["tool_calls", "stop", "length"]))
+    for choice in range(n):
+        chunks.append(chunk([{"index": choice, "delta": {}, "logprobs": None,
+                              "finish_reason": reason}]))  # fmt: skip
+    if draw(st.booleans()):
+        usage = {"prompt_tokens": 5, "completion_tokens": 7, "total_tokens": 12,
+                 "prompt_tokens_details": {"cached_tokens": 2}}  # fmt: skip
+        chunks.append(chunk([], usage=usage))
+    whole = True
+    if draw(st.integers(0, 4)) == 0:  # an error ends it
+        at = draw(st.integers(1, len(chunks)))
+        chunks = [*chunks[:at], {"error": {"message": "busy", "type": "server_error"}}]
+        whole = False
+    compact = draw(st.booleans())
+    body = b"".join(
+        f"data: {json.dumps(c, separators=(',', ':') if compact else None)}\n\n".encode()
+        for c in chunks
+    )
+    if whole and draw(st.booleans()):
+        body += b"data: [DONE]\n\n"
+    if draw(st.integers(0, 4)) == 0:
+        body = body[: draw(st.integers(0, len(body) - 1))]
+        whole = False
+    return body, whole
+
+
+def test_openai_chat_items_give_the_bytes_result(
+    recorder: Recorder, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    recorder.instrument()
+    seen = _Seen(monkeypatch)
+
+    @examples(60)
+    @given(stream=_chat_stream(), cuts=st.lists(st.integers(0, 1 << 16), max_size=8))
+    def check(stream: tuple[bytes, bool], cuts: list[int]) -> None:
+        body, whole = stream
+        chunks = _chunked(body, cuts)
+        http = httpx2.Client(transport=_transport(httpx2, chunks))
+        client = openai.OpenAI(
+            api_key="sk-test", base_url="http://openai.test/v1", http_client=http, max_retries=0
+        )
+        _drain(client.chat.completions.create(
+            model="gpt-x", stream=True, messages=[{"role": "user", "content": "weather?"}],
+        ))  # fmt: skip
+        parsed, from_items = seen.take()
+        assert parsed == _by_bytes("openai.chat", chunks)
         if whole:
             assert from_items == 1
 

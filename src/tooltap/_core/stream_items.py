@@ -4,7 +4,8 @@ An SDK's loop over a stream decodes every event into an object (anthropic's stre
 events, google-genai's chunk dicts) before the app gets it. ``ItemParser`` folds those
 objects with the dialect's own reducer (its ``Items`` reader hands it the same events the
 bytes would give), so the bytes need not be decoded a second time. An item the reader
-does not expect raises; the caller then parses the bytes instead (``StreamParser``).
+does not expect raises (``Declined`` when it is valid, but only the bytes tell all);
+the caller then parses the bytes instead (``StreamParser``).
 """
 
 from __future__ import annotations
@@ -12,10 +13,18 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any, Final, Protocol
 
-from .dialects import anthropic, anthropic_items, google, google_items
+from .dialects import (
+    anthropic,
+    anthropic_items,
+    google,
+    google_items,
+    openai_chat,
+    openai_chat_items,
+)
+from .dialects._items import Declined
 from .model import Limits, Parsed, ToolCall
 
-__all__ = ["ItemParser", "item_parser"]
+__all__ = ["Declined", "ItemParser", "item_parser"]
 
 
 class _Reader(Protocol):
@@ -30,6 +39,11 @@ def _anthropic(limits: Limits) -> tuple[_Reader, Callable[[], Parsed]]:
     return anthropic_items.Items(reducer), reducer.finish
 
 
+def _openai_chat(limits: Limits) -> tuple[_Reader, Callable[[], Parsed]]:
+    reducer = openai_chat.Reducer(limits)
+    return openai_chat_items.Items(reducer), reducer.finish
+
+
 def _google(limits: Limits) -> tuple[_Reader, Callable[[], Parsed]]:
     reducer = google.Reducer(limits)
     return google_items.Items(reducer), reducer.finish
@@ -37,6 +51,7 @@ def _google(limits: Limits) -> tuple[_Reader, Callable[[], Parsed]]:
 
 #: The dialects whose SDK items have a reader: a reader, and its reducer's ``finish``.
 _READERS: Final[dict[str, Callable[[Limits], tuple[_Reader, Callable[[], Parsed]]]]] = {
+    openai_chat.DIALECT: _openai_chat,
     anthropic.DIALECT: _anthropic,
     google.DIALECT: _google,
 }

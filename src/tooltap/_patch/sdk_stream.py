@@ -17,7 +17,7 @@ from collections.abc import AsyncGenerator, Callable, Generator
 from typing import Any
 
 from .._core.model import ToolCall
-from .._core.stream_items import ItemParser
+from .._core.stream_items import Declined, ItemParser
 from .._quietly import quietly
 from .sdk_call import Wrapper
 from .tap_stream import TapState
@@ -42,6 +42,8 @@ def _took(state: TapState, items: ItemParser, emitted: int, item: Any) -> int:
     try:
         try:
             calls: list[ToolCall] = items.item(item)
+        except Declined:
+            calls = state.unclaim(emitted)
         except Exception as exc:  # noqa: BLE001 - the bytes take over
             _unexpected(state.info.dialect, exc)
             calls = state.unclaim(emitted)
