@@ -291,6 +291,99 @@ def test_openai_chat_items_give_the_bytes_result(
     check()
 
 
+# -- openai.responses --------------------------------------------------------------------
+
+
+@st.composite
+def _responses_stream(draw: st.DrawFn) -> tuple[bytes, bool]:
+    """SSE bytes of a Responses stream, and whether it ends as it should."""
+    response = {"id": "resp_1", "object": "response", "created_at": 1, "model": "gpt-x",
+                "status": "in_progress", "output": []}  # fmt: skip
+    events: list[dict[str, Any]] = [{"type": "response.created", "response": response}]
+    items: list[dict[str, Any]] = []
+    pieces: list[list[str]] = []
+    if draw(st.booleans()):
+        items.append({"type": "message", "id": "msg_0", "role": "assistant",
+                      "status": "completed", "content": []})  # fmt: skip
+        pieces.append(["Let me ", "look."])
+    for args in draw(st.lists(_ARGS, max_size=3)):
+        text = json.dumps(args, ensure_ascii=draw(st.booleans()))
+        cuts = sorted(draw(st.lists(st.integers(0, len(text)), max_size=4)))
+        pieces.append([text[a:b] for a, b in zip([0, *cuts], [*cuts, len(text)], strict=True)])
+        n = len(items)
+        items.append({"type": "function_call", "id": f"fc_{n}", "call_id": f"call_{n}",
+                      "name": f"tool_{n}", "arguments": text, "status": "completed"})  # fmt: skip
+    for pos, item in enumerate(items):
+        added = {**item, "status": "in_progress"}
+        if item["type"] == "function_call":
+            added["arguments"] = ""
+        events.append({"type": "response.output_item.added", "output_index": pos, "item": added})
+    order = draw(st.permutations([i for i, p in enumerate(pieces) for _ in p]))
+    for pos in order:
+        piece = pieces[pos].pop(0)
+        kind = "function_call_arguments" if items[pos]["type"] == "function_call" else "output_text"
+        events.append({"type": f"response.{kind}.delta", "item_id": items[pos]["id"],
+                       "output_index": pos, "delta": piece})  # fmt: skip
+    for pos, item in enumerate(items):
+        if item["type"] == "function_call":
+            events.append({"type": "response.function_call_arguments.done", "item_id": item["id"],
+                           "output_index": pos, "arguments": item["arguments"]})  # fmt: skip
+        events.append({"type": "response.output_item.done", "output_index": pos, "item": item})
+    status = draw(st.sampled_from(["completed", "incomplete"]))
+    final = {**response, "status": status, "output": items,
+             "usage": {"input_tokens": 9, "output_tokens": 5, "total_tokens": 14,
+                       "input_tokens_details": {"cached_tokens": 1},
+                       "output_tokens_details": {"reasoning_tokens": 0}}}  # fmt: skip
+    if status == "incomplete":
+        final["incomplete_details"] = {"reason": "max_output_tokens"}
+    events.append({"type": f"response.{status}", "response": final})
+    whole = True
+    if draw(st.integers(0, 4)) == 0:  # an error event ends it
+        at = draw(st.integers(1, len(events)))
+        error = {"type": "error", "code": "server_error", "message": "busy", "param": None}
+        events = [*events[:at], error]
+        whole = False
+    named = draw(st.booleans())
+    compact = draw(st.booleans())
+    body = b"".join(
+        (
+            (f"event: {e['type']}\n" if named else "")
+            + "data: "
+            + json.dumps({**e, "sequence_number": n}, separators=(",", ":") if compact else None)
+            + "\n\n"
+        ).encode()
+        for n, e in enumerate(events)
+    )
+    if draw(st.integers(0, 4)) == 0:
+        body = body[: draw(st.integers(0, len(body) - 1))]
+        whole = False
+    return body, whole
+
+
+def test_openai_responses_items_give_the_bytes_result(
+    recorder: Recorder, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    recorder.instrument()
+    seen = _Seen(monkeypatch)
+
+    @examples(60)
+    @given(stream=_responses_stream(), cuts=st.lists(st.integers(0, 1 << 16), max_size=8))
+    def check(stream: tuple[bytes, bool], cuts: list[int]) -> None:
+        body, whole = stream
+        chunks = _chunked(body, cuts)
+        http = httpx2.Client(transport=_transport(httpx2, chunks))
+        client = openai.OpenAI(
+            api_key="sk-test", base_url="http://openai.test/v1", http_client=http, max_retries=0
+        )
+        _drain(client.responses.create(model="gpt-x", input="weather?", stream=True))
+        parsed, from_items = seen.take()
+        assert parsed == _by_bytes("openai.responses", chunks)
+        if whole:
+            assert from_items == 1
+
+    check()
+
+
 # -- google-genai ------------------------------------------------------------------------
 
 

@@ -20,6 +20,8 @@ from .dialects import (
     google_items,
     openai_chat,
     openai_chat_items,
+    openai_responses,
+    openai_responses_items,
 )
 from .dialects._items import Declined
 from .model import Limits, Parsed, ToolCall
@@ -44,6 +46,11 @@ def _openai_chat(limits: Limits) -> tuple[_Reader, Callable[[], Parsed]]:
     return openai_chat_items.Items(reducer), reducer.finish
 
 
+def _openai_responses(limits: Limits) -> tuple[_Reader, Callable[[], Parsed]]:
+    reducer = openai_responses.Reducer(limits)
+    return openai_responses_items.Items(reducer), reducer.finish
+
+
 def _google(limits: Limits) -> tuple[_Reader, Callable[[], Parsed]]:
     reducer = google.Reducer(limits)
     return google_items.Items(reducer), reducer.finish
@@ -52,6 +59,7 @@ def _google(limits: Limits) -> tuple[_Reader, Callable[[], Parsed]]:
 #: The dialects whose SDK items have a reader: a reader, and its reducer's ``finish``.
 _READERS: Final[dict[str, Callable[[Limits], tuple[_Reader, Callable[[], Parsed]]]]] = {
     openai_chat.DIALECT: _openai_chat,
+    openai_responses.DIALECT: _openai_responses,
     anthropic.DIALECT: _anthropic,
     google.DIALECT: _google,
 }

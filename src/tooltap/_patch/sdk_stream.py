@@ -7,7 +7,9 @@ response's calls are not delivered (the body's ``awaiting step`` state).
 When the body's dialect has an item reader (``TapState.claim``), each item the loop
 yields is folded before the app gets it (the same object), and the tap parses no byte
 of that body. An item the reader does not expect (an SDK version whose objects differ)
-logs one WARNING per dialect, and the body's bytes are parsed from then on.
+is reported (``tooltap.internal_errors``), logs one WARNING per dialect, and the body's
+bytes are parsed from then on; an item the reader ``Declined`` (valid, but only the
+bytes tell all) hands the body to its bytes silently.
 """
 
 from __future__ import annotations
@@ -18,7 +20,7 @@ from typing import Any
 
 from .._core.model import ToolCall
 from .._core.stream_items import Declined, ItemParser
-from .._quietly import quietly
+from .._quietly import quietly, report
 from .sdk_call import Wrapper
 from .tap_stream import TapState
 
@@ -45,6 +47,7 @@ def _took(state: TapState, items: ItemParser, emitted: int, item: Any) -> int:
         except Declined:
             calls = state.unclaim(emitted)
         except Exception as exc:  # noqa: BLE001 - the bytes take over
+            report(exc, "sdk_stream")
             _unexpected(state.info.dialect, exc)
             calls = state.unclaim(emitted)
         else:

@@ -168,13 +168,33 @@ class Reducer:
                 self._out.shape(f"{ev.event} event data is not JSON")
             return []
         kind = payload.get("type")
-        if not isinstance(kind, str):
-            kind = ev.event
+        return self.take(kind if isinstance(kind, str) else ev.event, payload)
+
+    def take(self, kind: str, payload: dict[str, Any]) -> list[ToolCall]:
+        """One event already decoded (``kind``: its type): what ``event`` does with it."""
         handler = self._handlers.get(kind)
         if handler is None or (self._complete and kind in _CALL_EVENTS):
             return []  # call events after the end are not part of the response
         handler(payload)
         return self._release()
+
+    def handles(self, kind: str) -> bool:
+        """Whether events of type ``kind`` change anything (else ``take`` ignores them)."""
+        return kind in self._handlers
+
+    def args_delta(self, item_id: str, fragment: str) -> bool:
+        """An arguments delta of the open call of item ``item_id``, taken as ``take`` would;
+        False, unchanged, when no such call is open."""
+        call = self._items.get(item_id)
+        if call is None or call.finished:
+            return False
+        call.add(fragment, self._limit)
+        return True
+
+    @property
+    def ended(self) -> bool:
+        """Whether a terminal event ended the response (not an error, nor a failure)."""
+        return self._complete and not self._failed
 
     def finish(self) -> Parsed:
         """End of stream: without a terminal event, open calls become ``truncated_json``."""
