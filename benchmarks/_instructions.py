@@ -123,9 +123,9 @@ def _instructions(
 def _case(name: str) -> Any:
     """The benchmark case (SDK, raw SSE or not LLM) named ``name``, else the first whose
     name starts with it."""
-    from ._cases import CASES, NON_LLM, RAW
+    from ._cases import CASES, GATEWAY, NON_LLM, RAW
 
-    cases = CASES + RAW + NON_LLM
+    cases = CASES + RAW + GATEWAY + NON_LLM
     exact = [c for c in cases if c.name == name]
     return (exact or [c for c in cases if c.name.startswith(name)])[0]
 
