@@ -37,28 +37,31 @@ def tapped(obj: object) -> TapState | None:
     return state if isinstance(state, TapState) else None
 
 
-def _took(state: TapState, items: ItemParser, emitted: int, item: Any) -> int:
-    """Fold one item (the calls it completes go to the operation); the count of calls
-    handed on so far. On an item the reader does not expect, or bytes kept over the
-    cap, the body's bytes are parsed instead from here on."""
+def _took(state: TapState, emitted: int, calls: list[ToolCall]) -> int:
+    """Hand the calls an item completed to the operation (after parsing the bytes instead,
+    if those kept outgrew the cap); the count of calls handed on so far."""
     try:
-        try:
-            calls: list[ToolCall] = items.item(item)
-        except Declined:
-            calls = state.unclaim(emitted)
-        except Exception as exc:  # noqa: BLE001 - the bytes take over
-            report(exc, "sdk_stream")
-            _unexpected(state.info.dialect, exc)
-            calls = state.unclaim(emitted)
-        else:
-            if state.oversized_raw():
-                calls += state.unclaim(emitted + len(calls))
+        if state.oversized_raw():
+            calls = calls + state.unclaim(emitted + len(calls))
         if calls:
             state.op.calls_received(calls)
     except Exception as exc:  # noqa: BLE001 - never into the app
         state.broken(exc)
         return emitted
     return emitted + len(calls)
+
+
+def _fallen(state: TapState, emitted: int, exc: Exception) -> int:
+    """The reader raised on an item: the bytes decide from here on (``Declined``: quietly;
+    anything else is reported, with one WARNING per dialect)."""
+    if not isinstance(exc, Declined):
+        report(exc, "sdk_stream")
+        _unexpected(state.info.dialect, exc)
+    try:
+        return _took(state, emitted, state.unclaim(emitted))
+    except Exception as failure:  # noqa: BLE001 - never into the app
+        state.broken(failure)
+        return emitted
 
 
 def _unexpected(dialect: str, exc: Exception) -> None:
@@ -75,11 +78,18 @@ def _unexpected(dialect: str, exc: Exception) -> None:
 def _taking(
     state: TapState, items: ItemParser, reader: Generator[Any, Any, Any]
 ) -> Generator[Any, Any, Any]:
-    emitted = 0
+    emitted, take = 0, items.item
+    kept, cap = state.kept()
     try:
         for item in reader:
-            if state.items is items:
-                emitted = _took(state, items, emitted, item)
+            if state.items is items:  # (inline: this runs for every event)
+                try:
+                    calls = take(item)
+                except Exception as exc:  # noqa: BLE001 - the bytes take over
+                    emitted = _fallen(state, emitted, exc)
+                else:
+                    if calls or len(kept) > cap:
+                        emitted = _took(state, emitted, calls)
             try:
                 yield item
             except GeneratorExit:  # closed: close the SDK's loop, as ``yield from`` would
@@ -94,11 +104,18 @@ def _taking(
 async def _ataking(
     state: TapState, items: ItemParser, reader: AsyncGenerator[Any]
 ) -> AsyncGenerator[Any]:
-    emitted = 0
+    emitted, take = 0, items.item
+    kept, cap = state.kept()
     try:
         async for item in reader:
             if state.items is items:
-                emitted = _took(state, items, emitted, item)
+                try:
+                    calls = take(item)
+                except Exception as exc:  # noqa: BLE001 - the bytes take over
+                    emitted = _fallen(state, emitted, exc)
+                else:
+                    if calls or len(kept) > cap:
+                        emitted = _took(state, emitted, calls)
             yield item
     except BaseException as exc:
         if isinstance(exc, GeneratorExit):  # closed: close the SDK's loop, as it would be

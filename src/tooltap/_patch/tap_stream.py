@@ -180,6 +180,10 @@ class TapState:
         """Whether the bytes kept for an SDK's items outgrew ``max_event_bytes``."""
         return len(self._raw) > self._cap
 
+    def kept(self) -> tuple[bytearray, int]:
+        """The bytes kept for an SDK's items (while claimed), and how many it may keep."""
+        return self._raw, self._cap
+
     def decoding(self, decoder: Any) -> TapDecoder:
         """The client's decoder for this body, wrapped to hand the tap what it decodes."""
         self._decoded = True
