@@ -133,6 +133,7 @@ class Reducer:
             self._end()
             return self._release(final=True)
         chunk = _load(ev, self._out)
+        self._path.study(chunk, ev.terminated)
         if chunk is None:
             return []
         if self._path.learning and ev.event == "message" and chunk.get("error") is None:
