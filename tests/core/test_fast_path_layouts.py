@@ -2,9 +2,9 @@
 
 The streams of ``test_fast_path`` are laid out again as other servers may send them:
 keys in another order (at every depth), other spacing, ``event:`` lines or none, CRLF
-line ends. Parsed with and without the fast paths, the results must be equal; with LF
-line ends, the argument deltas must take the fast path once the stream's first one
-(of each Chat tool call index) taught it the layout.
+line ends. Parsed with and without the fast paths, the results must be equal, and the
+argument deltas must take the fast path once the stream's first one (of each Chat tool
+call index) taught it the layout.
 """
 
 from __future__ import annotations
@@ -73,13 +73,15 @@ def relayout(
 @pytest.mark.parametrize("turn", [1, 2, 3])
 @pytest.mark.parametrize("separators", SEPARATORS, ids=["compact", "default", "spaced"])
 @pytest.mark.parametrize("events", [True, False], ids=["events", "data-only"])
+@pytest.mark.parametrize("crlf", [False, True], ids=["lf", "crlf"])
 def test_deltas_in_any_layout_take_the_fast_path(
-    dialect: str, turn: int, separators: tuple[str, str], events: bool
+    dialect: str, turn: int, separators: tuple[str, str], events: bool, crlf: bool
 ) -> None:
     text = json.dumps({"path": 'C:\\a "b".md', "text": "é 東京 🌧\n"}, ensure_ascii=False)
     calls = [("write", fragments(text, 4)), ("read", fragments('{"k": "v"}', 3))]
-    body = relayout(STREAMS[dialect](calls, False), turn, separators, events, crlf=False)
-    hits = compare(dialect, by_event(body))
+    body = relayout(STREAMS[dialect](calls, False), turn, separators, events, crlf)
+    end = b"\r\n\r\n" if crlf else b"\n\n"
+    hits = compare(dialect, [b + end for b in body.split(end) if b])
     deltas = sum(len(f) for _, f in calls)
     # All but the first of each layout, which taught it: Responses streams have two key
     # orders; Chat learns one layout per tool call index.
