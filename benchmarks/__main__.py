@@ -189,9 +189,7 @@ def main(argv: list[str] | None = None) -> int:
                 with SimProcess(**(SMOKE_WORKLOAD if args.smoke else WORKLOAD)) as sim:
                     streams = _recorded(sim.url)[0]
             budget = 0.02 if args.smoke else 0.4
-            out["parsers"] = measure_parsers(
-                streams + relaid(streams) + corpus_streams(), budget
-            )
+            out["parsers"] = measure_parsers(streams + relaid(streams) + corpus_streams(), budget)
             out["fast_paths"] = fast_path_gains(out["parsers"])
         if "memory" not in args.skip:
             _memory(args, toggle, out)
