@@ -34,7 +34,7 @@ import warnings
 from pathlib import Path
 from typing import Any
 
-from ._cases import CASES, NON_LLM, RAW, Case
+from ._cases import CASES, GATEWAY, NON_LLM, RAW, Case
 from ._e2e import measure
 from ._history import (
     count_check,
@@ -46,6 +46,7 @@ from ._history import (
     measure_shared_ids,
     shared_ids_table,
 )
+from ._layouts import relaid
 from ._memory import concurrent_streams, sequential_turns
 from ._otel import Toggle
 from ._parsers import Stream, corpus_streams, fast_path_gains, measure_parsers
@@ -96,7 +97,7 @@ def _recorded(url: str) -> tuple[list[Stream], dict[str, int]]:
 
 
 def _e2e(args: argparse.Namespace, toggle: Toggle, out: dict[str, Any]) -> list[Stream]:
-    cases: tuple[Case, ...] = CASES + RAW + NON_LLM
+    cases: tuple[Case, ...] = CASES + RAW + GATEWAY + NON_LLM
     if args.only:
         cases = tuple(c for c in cases if any(word in c.name for word in args.only))
     workload = SMOKE_WORKLOAD if args.smoke else WORKLOAD
@@ -121,6 +122,7 @@ def _e2e(args: argparse.Namespace, toggle: Toggle, out: dict[str, Any]) -> list[
         "wrappers_left_by_uninstrument": peers.leftovers,
     }
     kinds = {c.name: "raw" for c in RAW} | {c.name: "non-llm" for c in NON_LLM}
+    kinds |= {c.name: "gateway" for c in GATEWAY}
     out["cases"] = [{**r.summary(), "kind": kinds.get(r.case.name, "sdk")} for r in results]
     return streams
 
@@ -206,7 +208,7 @@ def main(argv: list[str] | None = None) -> int:
                 with SimProcess(**(SMOKE_WORKLOAD if args.smoke else WORKLOAD)) as sim:
                     streams = _recorded(sim.url)[0]
             budget = 0.02 if args.smoke else 0.4
-            out["parsers"] = measure_parsers(streams + corpus_streams(), budget)
+            out["parsers"] = measure_parsers(streams + relaid(streams) + corpus_streams(), budget)
             out["fast_paths"] = fast_path_gains(out["parsers"])
         if "memory" not in args.skip:
             _memory(args, toggle, out)

@@ -371,6 +371,33 @@ RAW: tuple[Case, ...] = (
     ),
 )
 
+
+def _forward(client: Any) -> Outcome:
+    """A gateway (no SDK): each raw chunk of an Anthropic stream forwarded downstream as it
+    arrives (to a buffer standing for the client's socket); the tap parses every chunk."""
+    body = {**_messages_request(), "stream": True}
+    downstream = bytearray()
+    start = time.perf_counter()
+    items, first = 0, None
+    with client.stream("POST", "/v1/messages", json=body) as response:
+        for chunk in response.iter_raw():
+            if first is None:
+                first = time.perf_counter() - start
+            downstream += chunk
+            items += 1
+    return items, first
+
+
+GATEWAY: tuple[Case, ...] = (
+    Case(
+        "httpx2 streaming proxy, anthropic.messages (no SDK)",
+        "anthropic.messages",
+        True,
+        _plain,
+        _forward,
+    ),
+)
+
 NON_LLM: tuple[Case, ...] = (
     Case("httpx2 POST /v1/search (not LLM)", "", False, _plain, _plain_post),
     Case("httpx2 GET /v1/models (not LLM)", "", False, _plain, _plain_get),

@@ -128,9 +128,9 @@ def _instructions(
 def _case(name: str) -> Any:
     """The benchmark case (SDK, raw SSE or not LLM) named ``name``, else the first whose
     name starts with it."""
-    from ._cases import CASES, HISTORY, NON_LLM, RAW
+    from ._cases import CASES, GATEWAY, HISTORY, NON_LLM, RAW
 
-    cases = CASES + RAW + NON_LLM + HISTORY
+    cases = CASES + RAW + GATEWAY + NON_LLM + HISTORY
     exact = [c for c in cases if c.name == name]
     return (exact or [c for c in cases if c.name.startswith(name)])[0]
 

@@ -35,6 +35,9 @@ TARGET_ADDED_MS = {"long conversation": 0.3}
 #: Long conversations, counted by valgrind (openai SDK, not streamed): what tooltap adds
 #: per request may grow by less than this many instructions from 10 to 200 turns.
 TARGET_HISTORY_GROWTH = 0.5e6
+#: A gateway forwarding a stream (no SDK): tooltap's added CPU per event, at most this
+#: share of httpx's own per event (the bare run's).
+TARGET_GATEWAY_SHARE = 0.20
 #: Traffic that is not LLM traffic: ratio over bare, at most.
 TARGET_NON_LLM_RATIO = 1.02
 #: Time to first chunk: the instrumented best within this many ms or this share of bare.
@@ -175,7 +178,18 @@ def targets(
                 _verdict(ratio, TARGET_NON_LLM_RATIO, 1.0),
             )
             continue
-        if bound is not None:
+        if kind == "gateway":
+            added, events = c["added_us_per_event"], c["events"]
+            own = c["bare_cpu_ms"] * 1000 / events if events else None
+            share = added / own if added is not None and own else None
+            check(
+                f"gateway: added per event ≤ {TARGET_GATEWAY_SHARE:.0%} of httpx's own",
+                name,
+                f"{_num(added, '+.2f')} µs/event over {_num(own, '.2f')} µs/event "
+                f"({_num(share, '.1%')})",
+                _verdict(share, TARGET_GATEWAY_SHARE, 0.0),
+            )
+        elif bound is not None:
             check(
                 f"≤ {bound:g} ms added per request",
                 name,

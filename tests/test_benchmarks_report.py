@@ -32,6 +32,7 @@ CASES = [
     _case("long conversation, not streamed", 4.0, 4.5, streamed=False, own_added_ms=0.4,
           otel_sdk_ms=0.1),
     _case("httpx2 GET /v1/models (not LLM)", 1.0, 0.98, streamed=False, kind="non-llm"),
+    _case("httpx2 streaming proxy, anthropic.messages (no SDK)", 12.0, 14.0, kind="gateway"),
 ]  # fmt: skip
 
 
@@ -49,6 +50,15 @@ def test_verdicts_follow_the_figures() -> None:
     assert v["long conversation, not streamed", "≤"] == "MISSED"  # all-in 0.5 ms > 0.3
     assert v["httpx2 GET /v1/models (not LLM)", "non-LLM"] == "inconclusive"
     assert v["anthropic create(stream=True)", "TTFC"] == "met"
+    # 1.33 µs/event added over httpx's own 8 µs/event: 16.7%, within a fifth
+    assert v["httpx2 streaming proxy, anthropic.messages (no SDK)", "gateway:"] == "met"
+
+
+def test_a_gateway_adding_more_than_its_share_per_event_misses() -> None:
+    case = _case("httpx2 streaming proxy, anthropic.messages (no SDK)", 12.0, 15.0, kind="gateway")
+    (check,) = [t for t in targets([case]) if t["target"].startswith("gateway")]
+    assert check["verdict"] == "MISSED"  # 2 µs/event over 8: 25%
+    assert check["value"] == "+2.00 µs/event over 8.00 µs/event (25.0%)"
 
 
 def test_memory_is_judged_flat_only_when_it_is() -> None:

@@ -14,7 +14,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from benchmarks._cases import CASES, NON_LLM, RAW
+from benchmarks._cases import CASES, GATEWAY, NON_LLM, RAW
 from benchmarks._peers import PEERS
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -40,7 +40,7 @@ def test_smoke_run_produces_figures_for_every_case(tmp_path: Path) -> None:
     assert "| case |" in run.stdout and "### Targets (verdicts computed" in run.stdout
 
     cases = {c["case"]: c for c in results["cases"]}
-    assert set(cases) == {c.name for c in CASES + RAW + NON_LLM}
+    assert set(cases) == {c.name for c in CASES + RAW + GATEWAY + NON_LLM}
     for name, case in cases.items():
         assert _positive(case["bare_cpu_ms"]) and _positive(case["tooltap_cpu_ms"]), name
         assert _positive(case["bare_peak_kib"]) and _positive(case["tooltap_peak_kib"]), name
@@ -61,8 +61,9 @@ def test_smoke_run_produces_figures_for_every_case(tmp_path: Path) -> None:
         _positive(p["mb_per_s"]) and _positive(p["events_per_s"]) for p in results["parsers"]
     )
     gains = {(g["stream"], g["dialect"]): g for g in results["fast_paths"]}
-    assert set(gains) == {  # every dialect with a fast path, on both streams
-        (s, d) for s in ("workload", "corpus") for d in DIALECTS - {"google.genai"}
+    streams = ("workload", "workload, reordered", "workload, reordered CRLF", "corpus")
+    assert set(gains) == {  # every dialect with a fast path, on every stream
+        (s, d) for s in streams for d in DIALECTS - {"google.genai"}
     }
     assert all(_positive(g["speedup"]) for g in gains.values())
     assert "### Fast paths on and off" in run.stdout

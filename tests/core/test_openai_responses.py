@@ -310,6 +310,25 @@ def test_a_stream_resumed_inside_a_call_takes_its_done_arguments(compact: bool) 
     assert parsed.complete and parsed.problems == ()
 
 
+def test_a_resumed_calls_deltas_are_not_taken_from_decoded_items() -> None:
+    """An SDK's decoded delta of a call the stream joined late is declined like the bytes'
+    (a part only): the ``.done`` arguments stand alone, no mismatch reported."""
+    whole = '{"city": "Paris"}'
+    reducer = openai_responses.Reducer(tooltap.core.Limits())
+    first = delta(1, "fc_b", "Par")
+    reducer.take(first["type"], first)
+    assert not reducer.args_delta("fc_b", 'is"}')
+    for ev in (
+        args_done(1, "fc_b", whole),
+        item_done(1, fc("fc_b", "call_b", "w", whole, "completed")),
+    ):
+        reducer.take(ev["type"], ev)
+    reducer.take("response.completed", completed(fc("fc_b", "call_b", "w", whole, "completed")))
+    parsed = reducer.finish()
+    assert [c.args for c in parsed.calls] == [{"city": "Paris"}]
+    assert parsed.problems == ()
+
+
 def test_terminal_output_fills_in_calls_the_stream_did_not_finish() -> None:
     final = fc("fc_1", "call_1", "f", '{"k": "v"}', "completed")
     body = sse(created(), added(0, fc("fc_1", "call_1", "f")), completed(final))

@@ -27,14 +27,30 @@ from opentelemetry.sdk.trace.export import SimpleSpanProcessor, SpanExporter, Sp
 import tooltap
 from tests.reliability.apps import MODELS, App
 from tests.reliability.support import Apps, Recorder, watched
+from tooltap._core.dialects import (
+    anthropic_items,
+    google_items,
+    openai_chat_items,
+    openai_responses_items,
+)
 from tooltap._core.dialects import dialect as dialect_entry
 from tooltap._core.stream import StreamParser
+from tooltap._core.stream_items import ItemParser
 from tooltap._telemetry import flight_writer
 from tooltap._telemetry.flight import FlightRecorder, Recording
 from tooltap._telemetry.telemetry import Telemetry, get_telemetry
 from tooltap.simulator import Simulator, _scenario
 
 pytestmark = [pytest.mark.asyncio(loop_scope="module"), pytest.mark.usefixtures("frozen_heap")]
+
+
+#: The readers of the items an SDK's stream loop decodes.
+_ITEMS = (
+    anthropic_items.Items,
+    google_items.Items,
+    openai_chat_items.Items,
+    openai_responses_items.Items,
+)
 
 
 class InjectedFault(RuntimeError):
@@ -56,6 +72,25 @@ def _each_reducer(method: str) -> Callable[..., None]:
             mp.setattr(dialect_entry(dialect).reducer, method, boom)
 
     return inject
+
+
+def _parser_feed(mp: pytest.MonkeyPatch, cap: Recorder, tel: Telemetry, boom: Any) -> None:
+    """Both ways a stream is parsed: its bytes, and (inside an SDK's loop) its items."""
+    mp.setattr(StreamParser, "feed", boom)
+    for items in _ITEMS:
+        mp.setattr(items, "item", boom)
+
+
+def _parser_close(mp: pytest.MonkeyPatch, cap: Recorder, tel: Telemetry, boom: Any) -> None:
+    mp.setattr(StreamParser, "close", boom)
+    mp.setattr(ItemParser, "close", boom)
+
+
+def _reducer_event(mp: pytest.MonkeyPatch, cap: Recorder, tel: Telemetry, boom: Any) -> None:
+    """A reducer's event, from the bytes (``event``) or from an SDK's item (``take``)."""
+    for dialect in MODELS:
+        mp.setattr(dialect_entry(dialect).reducer, "event", boom)
+        mp.setattr(dialect_entry(dialect).reducer, "take", boom)
 
 
 def _tool_spans_only(mp: pytest.MonkeyPatch, cap: Recorder, tel: Telemetry, boom: Any) -> None:
@@ -115,10 +150,10 @@ def _flight_entries(mp: pytest.MonkeyPatch, cap: Recorder, tel: Telemetry, boom:
 
 
 FAULTS: dict[str, Fault] = {
-    "parser_feed": Fault(lambda mp, c, t, b: mp.setattr(StreamParser, "feed", b), "tap_stream"),
-    "parser_close": Fault(lambda mp, c, t, b: mp.setattr(StreamParser, "close", b), "tap_stream"),
+    "parser_feed": Fault(_parser_feed, "tap_stream"),
+    "parser_close": Fault(_parser_close, "tap_stream"),
     "reducer_finish": Fault(_each_reducer("finish"), "tap_stream"),
-    "reducer_event": Fault(_each_reducer("event"), None),
+    "reducer_event": Fault(_reducer_event, None),
     "span_creation": Fault(lambda mp, c, t, b: mp.setattr(t.tracer, "start_span", b), "sdk_call"),
     "tool_span_creation": Fault(_tool_spans_only, None),
     "counter_add": Fault(lambda mp, c, t, b: mp.setattr(t.instruments.tool_calls, "add", b), None),

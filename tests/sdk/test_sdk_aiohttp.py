@@ -18,6 +18,7 @@ import pytest
 
 import tooltap
 from tests.sdk.drivers import DRIVERS, USER
+from tooltap._core.dialects import google
 from tooltap._core.stream import StreamParser
 from tooltap.simulator import Simulator
 
@@ -171,6 +172,7 @@ async def test_internal_failure_in_the_reader_never_reaches_the_app(
         raise RuntimeError("tooltap bug")
 
     monkeypatch.setattr(StreamParser, "feed", broken)  # inside TapState.feed, per chunk
+    monkeypatch.setattr(google.Reducer, "take", broken)  # inside the SDK's loop, per item
     turn = await DRIVERS["google"].turn1(DRIVERS["google"].client(sim, sync=False), True)
 
     assert [args["key"] for _, _, args in turn.calls] == ["height", "weight"]

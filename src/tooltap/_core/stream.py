@@ -75,8 +75,9 @@ class StreamParser:
     decoding JSON, and declines any other chunk (several events, a partial one, CR line
     ends, blank-line padding); what it declines takes the full path (SSE decoder, JSON,
     ``Reducer.event``). A chunk that starts inside an event goes to the decoder only up
-    to the end of that event. ``TOOLTAP_FAST_PATHS=0`` (read when a parser is made) turns
-    the fast paths off.
+    to the end of that event. CRLF line ends are taken as LF ones first (unless a lone CR
+    is in the chunk), so they take the fast path too. ``TOOLTAP_FAST_PATHS=0`` (read
+    when a parser is made) turns the fast paths off.
 
     ``framing="eventstream"``: the body is AWS event-stream messages (Bedrock), each
     handed to the reducer as one event (``eventstream.events``); a message the decoder
@@ -134,6 +135,8 @@ class StreamParser:
             calls = self._events(lines) if lines else []
             self._returned += len(calls)
             return calls
+        if chunk.find(b"\r") >= 0:
+            chunk = _lf(chunk)
         fast = self._fast
         if fast is not None and self._sse.idle and len(chunk) <= self._cap:
             try:  # most chunks: one event the fast path takes (it checks the chunk's shape)
@@ -287,6 +290,14 @@ class StreamParser:
             parsed = dataclasses.replace(parsed, problems=parsed.problems + tuple(extra))
         self._closed = parsed
         return parsed
+
+
+def _lf(chunk: bytes) -> bytes:
+    """A chunk with CRLF line ends as LF ones (the same lines to SSE, and the fast paths
+    take them); a chunk with a lone CR, or ending in one, as it is."""
+    if chunk.endswith(b"\r") or chunk.count(b"\r") != chunk.count(b"\r\n"):
+        return chunk
+    return chunk.replace(b"\r\n", b"\n")
 
 
 def _framing_problem(detail: str) -> Problem:

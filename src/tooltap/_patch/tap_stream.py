@@ -20,6 +20,7 @@ from .._core.buffering import stream_buffered
 from .._core.errors import classify_error
 from .._core.model import ErrorClass, Problem, RequestInfo, ToolCall
 from .._core.stream import Framing, StreamParser, parse_response
+from .._core.stream_items import ItemParser, item_parser
 from .._forks import in_child
 from .._quietly import after_collection, quietly, report
 from .._telemetry.content import streamed_body
@@ -56,6 +57,12 @@ class TapState:
     gets it. A body not marked as SSE is taken as SSE when it starts like one. A body that
     is not parsed (too big to keep) says so in one problem.
 
+    A body an SDK's loop reads (``claim``) is parsed from the items that loop decodes
+    (``items``) instead of its bytes, which the tap keeps (``raw``) to parse after all
+    (``unclaim``) when an item is not what the reader expects, when they outgrow
+    ``max_event_bytes``, or when the stream does not end as it should (an error event,
+    a cut, the app stopping early): the bytes decide every case but the plain one.
+
     For ``stream_buffered`` it keeps three clock readings (headers, the first read
     started, the first chunk), the first chunk's events and bytes, and per chunk only
     the byte count (``size``, added by the proxies).
@@ -78,14 +85,17 @@ class TapState:
         "_off",
         "_oversized",
         "_parser",
+        "_raw",
         "_read_at",
         "_reader",
+        "_returned",
         "_thread",
         "capture",
         "flight",
         "headers",
         "hot",
         "info",
+        "items",
         "mode",
         "op",
         "size",
@@ -122,6 +132,8 @@ class TapState:
             StreamParser(info.dialect, limits=limits, framing=framing) if mode == "sse" else None
         )
         self._buf = bytearray()
+        self.items: ItemParser | None = None
+        self._raw = bytearray()
         self._cap = _ERROR_BODY_CAP if mode == "error" else limits.max_event_bytes
         self._decoded = False
         self._first = mode != "error"
@@ -130,12 +142,47 @@ class TapState:
         self.stage = Body.READING
         self._finalizer: weakref.finalize[Any, Any] | None = None
         self._reader: weakref.ref[Any] | None = None
+        self._returned = False  # the SDK's loop returned (read the stream to its end)
         self._loop: weakref.ref[Any] | None = None
         self._thread: threading.Thread | None = None
         self._kept: tuple[End, BaseException | None] | None = None  # an end awaiting a step
         self.hot: Callable[[bytes], list[ToolCall] | None] = self.feed
         self.flight: Recording | None = None  # the flight recorder's, set by the tap
         op.body = self
+
+    def claim(self) -> ItemParser | None:
+        """An SDK's loop is about to read this SSE body: a parser of its items, when its
+        dialect has one and no chunk came yet (else None: the bytes are parsed)."""
+        if (
+            self._parser is None
+            or self._framing != "sse"
+            or not self._first
+            or self._off
+            or self.capture
+            or self.flight is not None
+        ):
+            return None
+        self.items = item_parser(self.info.dialect, self.op.tel.config.limits)
+        return self.items
+
+    def unclaim(self, emitted: int) -> list[ToolCall]:
+        """Parse the bytes after all, from here on: the calls of those kept so far, but
+        the first ``emitted`` (handed on already from the items)."""
+        self.items = None
+        raw, self._raw = self._raw, bytearray()
+        if self._parser is None:
+            return []
+        if not self._first and not self._decoded and self.hot is not self.feed:
+            self.hot = self._parser.feed
+        return self._parser.feed(bytes(raw))[emitted:] if raw else []
+
+    def oversized_raw(self) -> bool:
+        """Whether the bytes kept for an SDK's items outgrew ``max_event_bytes``."""
+        return len(self._raw) > self._cap
+
+    def kept(self) -> tuple[bytearray, int]:
+        """The bytes kept for an SDK's items (while claimed), and how many it may keep."""
+        return self._raw, self._cap
 
     def decoding(self, decoder: Any) -> TapDecoder:
         """The client's decoder for this body, wrapped to hand the tap what it decodes."""
@@ -145,6 +192,7 @@ class TapState:
     def stop(self) -> None:
         """Tap no more of this body (the chunks still go to the app)."""
         self._off = True
+        self.items = None
         self.hot = self.feed
 
     def forget(self) -> None:
@@ -204,6 +252,7 @@ class TapState:
         if after_collection(self.read_done, exc):
             return
         self._reader = None
+        self._returned = exc is None
         if isinstance(exc, Exception):
             self._report(BodyEvent.STEP_RAISED, None, exc)
         else:
@@ -247,7 +296,7 @@ class TapState:
                     self._first_events = chunk.count(b"\n\n") + chunk.count(b"\r\n\r\n")
                 self._first_bytes = len(chunk)
                 if not self.capture and self.flight is None:
-                    self.hot = self._parser.feed
+                    self.hot = self._raw.extend if self.items is not None else self._parser.feed
         if self._decoded:
             return None
         if self.flight is not None:
@@ -275,6 +324,9 @@ class TapState:
 
     def _take(self, data: bytes) -> list[ToolCall] | None:
         parser = self._parser
+        if self.items is not None:
+            self._raw += data
+            return None
         if parser is not None:
             if self.capture and len(self._buf) + len(data) <= self._cap:
                 self._buf += data  # the text, recorded at the end under content capture
@@ -307,6 +359,7 @@ class TapState:
     def broken(self, exc: Exception) -> None:
         """Tapping failed (a tooltap bug): report it once and stop tapping this body."""
         self._off = True
+        self.items = None
         self.hot = self.feed
         report(exc, "tap_stream")
 
@@ -341,6 +394,7 @@ class TapState:
             if flight is not None and not self._off:
                 quietly(flight.settled, self.mode, end, exc, sdk, error, parser, self._read_at)
         finally:  # a recording failure (a tooltap bug) must not leave the operation open
+            self.items = None
             self.op.report(Event.BODY_ENDED, None if self.mode == "error" else exc, error)
 
     def _record(self, end: End, exc: BaseException | None, *, by_sdk: bool) -> ErrorClass | None:
@@ -358,7 +412,14 @@ class TapState:
             if early and not self._oversized and not by_sdk:
                 op.record_closed_early()
         elif self._parser is not None:
-            parsed = self._parser.close()
+            items = self.items
+            if items is not None and exc is None and self._items_whole(items):
+                self.items = None
+                parsed = items.close()
+            else:
+                if items is not None:
+                    self.unclaim(0)
+                parsed = self._parser.close()
             text = streamed_body(self.info.dialect, bytes(self._buf)) if self.capture else None
             op.record_parsed(
                 parsed, self.info, body=text, closed_early=early, by_sdk=by_sdk, failure=failure
@@ -376,6 +437,15 @@ class TapState:
         if failure is not None:
             op.attempt_failed(failure)
         return None
+
+    def _items_whole(self, items: ItemParser) -> bool:
+        """Whether the items tell the whole stream as its bytes would: it ended as it
+        should, the SDK's loop returned, and no event was over ``max_event_bytes``."""
+        if not (items.ended and self._returned):
+            return False
+        raw, step = self._raw, max(1, self._cap // 2)  # an event over the cap spans a step
+        ends = range(0, len(raw) - step + 1, step)
+        return all(raw.find(b"\n\n", at, at + step) >= 0 for at in ends)
 
     def _check_buffered(self) -> None:
         """A whole stream that arrived as a buffering proxy releases one: a problem."""

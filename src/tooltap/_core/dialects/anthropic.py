@@ -11,8 +11,10 @@ does an error body, and on Bedrock an exception message (``throttlingException``
 Tool blocks may interleave: each delta goes to the block its ``index`` names.
 
 Fast path (``Reducer.fast``): an ``input_json_delta`` of an open tool block (the one its
-``index`` names), in Anthropic's compact shape (trailing padding allowed), has its fragment
-appended still escaped; text and thinking deltas are skipped; neither is decoded.
+``index`` names), in Anthropic's compact shape (trailing padding allowed) or in the layout
+learnt from the stream's first such event that missed it (any key order, spacing,
+``event:`` line or not: ``_layout``), has its fragment appended still escaped; text and
+thinking deltas are skipped; neither is decoded.
 """
 
 from __future__ import annotations
@@ -20,12 +22,13 @@ from __future__ import annotations
 import re
 from typing import Any, Final, TypeGuard
 
-from .._json import RAW_STRING, loads, valid_utf8
+from .._json import RAW_STRING, loads, unescape, valid_utf8
 from ..args import coerce_args, decode_arguments, may_exceed, oversized_value
 from ..model import Limits, Parsed, Problem, ServerCall, ToolCall, Usage
 from ..problems import ProblemKind
 from ..sse import SSEEvent
 from ._fragments import Fragments, append_escaped
+from ._layout import Kind, Layout, learn, one_event
 
 __all__ = ["Reducer", "parse_body"]
 
@@ -40,6 +43,10 @@ _USAGE_KEYS: Final = (
     "cache_creation_input_tokens",
 )
 _PREVIEW: Final = 256
+_JSON_DELTA: Final = b'"input_json_delta"'
+#: The values of an arguments delta that vary from event to event (groups of a layout).
+_DELTA_KEYS: Final[dict[str, Kind]] = {"index": "int", "partial_json": "string"}
+_LEARN_TRIES: Final = 3
 _DELTA_EVENT: Final = b"event: content_block_delta\ndata:"
 _INDEX_HEAD: Final = _DELTA_EVENT + b' {"type":"content_block_delta","index":'
 _ARGS_MID: Final = b',"delta":{"type":"input_json_delta","partial_json":"'
@@ -119,12 +126,15 @@ class Reducer:
         "_failed",
         "_finish",
         "_id",
+        "_layouts",
         "_limits",
         "_measure",
         "_model",
         "_ordinals",
         "_problems",
+        "_sample",
         "_server",
+        "_tries",
         "_usage",
     )
 
@@ -143,6 +153,9 @@ class Reducer:
         self._model: str | None = None
         self._ended = False  # message_stop or an error event was seen
         self._failed = False  # an error event ended the stream
+        self._layouts: list[Layout] = []  # learnt from this stream's events
+        self._sample: bytes | None = None  # a delta event the fast path missed, to learn from
+        self._tries = _LEARN_TRIES
 
     def fast(self, chunk: bytes) -> bool:
         """Apply a one-event chunk without decoding it when its effect is certain.
@@ -153,25 +166,34 @@ class Reducer:
         """
         delta = _ARGS_DELTA.fullmatch(chunk)  # the whole event: no other line
         if delta is not None:
-            block = self._by_digits.get(delta[1])  # (no int to build per event)
-            if block is None:
-                return False
-            raw = delta[2]
-            if not (raw.isascii() or valid_utf8(raw)):
-                return False
-            append_escaped(block, raw, self._limits.max_argument_bytes)
-            return True
-        return (
+            digits, raw = delta[1], delta[2]
+        elif (
             chunk.startswith(_DELTA_EVENT)
             and chunk.find(b"\n", len(_DELTA_EVENT)) == len(chunk) - 2
             and chunk[-1] == 10  # one data line, then the blank line
             and 13 not in chunk  # no CR (an int operand: no bytes search set-up)
             and chunk.find(b"input_json_delta") < 0
-        )
+        ):
+            return True
+        else:
+            for layout in self._layouts:
+                if delta := layout.pattern.fullmatch(chunk):
+                    break
+            else:
+                if self._tries and chunk.find(_JSON_DELTA) >= 0 and one_event(chunk):
+                    self._sample = chunk  # the full path decodes it next: learn from it
+                return False
+            digits, raw = delta[layout.groups["index"]], delta[layout.groups["partial_json"]]
+        block = self._by_digits.get(digits)  # (no int to build per event)
+        if block is None or not (raw.isascii() or valid_utf8(raw)):
+            return False
+        append_escaped(block, raw, self._limits.max_argument_bytes)
+        return True
 
     def event(self, ev: SSEEvent) -> list[ToolCall]:
         """Take one SSE event; return the call it completes (at most one)."""
         name = ev.event
+        sample, self._sample = self._sample, None
         if self._ended or name == "ping":
             return []
         # Text and thinking deltas are most of a stream: skip them without decoding.
@@ -187,7 +209,29 @@ class Reducer:
             self._shape(f"{name}: data is {type(data).__name__}, not an object")
             return []
         kind = data.get("type")
-        return self._dispatch(kind if isinstance(kind, str) else name, data)
+        if not isinstance(kind, str):
+            kind = name
+        if sample is not None and kind == "content_block_delta" and ev.terminated:
+            self._learn(sample, data)
+        return self._dispatch(kind, data)
+
+    def _learn(self, sample: bytes, data: dict[str, Any]) -> None:
+        """Learn the layout of ``sample``, the arguments delta ``data`` was decoded from."""
+        self._tries -= 1
+        layout = learn(sample, _DELTA_KEYS)
+        match = layout.pattern.fullmatch(sample) if layout is not None else None
+        delta, index = data.get("delta"), data.get("index")
+        if layout is None or match is None or not isinstance(delta, dict):
+            return
+        digits, raw = match[layout.groups["index"]], match[layout.groups["partial_json"]]
+        if (
+            delta.get("type") == "input_json_delta"
+            and isinstance(index, int)
+            and digits == b"%d" % index
+            and valid_utf8(raw)
+            and unescape(raw) == delta.get("partial_json")
+        ):
+            self._layouts.append(layout)
 
     def finish(self) -> Parsed:
         """Everything learnt; an unfinished stream adds ``truncated_json``/``truncated_stream``."""
@@ -289,17 +333,29 @@ class Reducer:
         )
         self._blocks[index] = self._by_digits[b"%d" % index] = opened
 
-    def _delta(self, data: dict[str, Any]) -> None:
-        delta = data.get("delta")
-        if not isinstance(delta, dict) or delta.get("type") != "input_json_delta":
+    def take(self, kind: str, data: dict[str, Any]) -> list[ToolCall]:
+        """One event already decoded (``kind``: its type): what ``event`` does with it."""
+        return [] if self._ended else self._dispatch(kind, data)
+
+    def json_delta(self, index: Any, fragment: Any) -> None:
+        """One decoded ``input_json_delta`` of the block at ``index``."""
+        if self._ended:
             return
-        index = data.get("index")
         block = self._blocks.get(index) if isinstance(index, int) else None
-        fragment = delta.get("partial_json")
         if block is None or not isinstance(fragment, str):
             self._shape("content_block_delta: input_json_delta outside a tool block")
             return
         block.add(fragment, self._limits.max_argument_bytes)
+
+    @property
+    def ended(self) -> bool:
+        """Whether ``message_stop`` ended the stream (not an error event)."""
+        return self._ended and not self._failed
+
+    def _delta(self, data: dict[str, Any]) -> None:
+        delta = data.get("delta")
+        if isinstance(delta, dict) and delta.get("type") == "input_json_delta":
+            self.json_delta(data.get("index"), delta.get("partial_json"))
 
     def _message(self, message: dict[str, Any]) -> None:
         msg_id, model = message.get("id"), message.get("model")

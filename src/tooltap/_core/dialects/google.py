@@ -135,6 +135,16 @@ class Reducer:
             return []
         return self._fold(data, measure=may_exceed(len(ev.data), self._limits))
 
+    def take(self, data: Any) -> list[ToolCall]:
+        """One response chunk already decoded (an SDK's): what ``event`` does with it (its
+        arguments measured whatever their size: the encoded length is not known)."""
+        return self._fold(data, measure=True)
+
+    @property
+    def ended(self) -> bool:
+        """Whether the stream ended as it should (a finishReason or a blocked prompt)."""
+        return (self._stopped or self._blocked is not None) and not self._ended
+
     def finish(self) -> Parsed:
         """Everything learnt; a stream with no finishReason (nor error, nor block) is cut."""
         complete = (self._stopped or self._blocked is not None) and not self._ended

@@ -133,17 +133,23 @@ class Reducer:
             self._end()
             return self._release(final=True)
         chunk = _load(ev, self._out)
+        self._path.study(chunk, ev.terminated)
         if chunk is None:
             return []
+        if self._path.learning and ev.event == "message" and chunk.get("error") is None:
+            self._path.learn(data)
+        return self.take(chunk, ev.event)
+
+    def take(self, chunk: dict[str, Any], event: str = "message") -> list[ToolCall]:
+        """One chunk already decoded (``event``: its SSE event name): what ``event`` does
+        with it; the calls it completed."""
         err = chunk.get("error")
-        if ev.event == "error" or err is not None:
+        if event == "error" or err is not None:
             self._out.error(err if err is not None else chunk)
-            if ev.event == "error" or "choices" not in chunk:
+            if event == "error" or "choices" not in chunk:
                 self._failed = True
                 self._end(cut=True)
                 return self._release(final=True)
-        elif self._path.learning and ev.event == "message":
-            self._path.learn(data)
         self._out.meta(chunk)
         usage = _usage(chunk.get("usage"))
         if usage is not None:
@@ -157,6 +163,25 @@ class Reducer:
         if self._released:
             return self._release(final=False)
         return []
+
+    def args_delta(self, choice: int, index: int, fragment: str) -> bool:
+        """An arguments-only delta (no id, name nor type) of an unfinished call of an
+        unfinished choice, the one its tool call ``index`` names, taken as ``take`` would
+        (once the chunks' id and model are known); False, unchanged, for any other."""
+        st = self._choices.get(choice)
+        out = self._out
+        if st is None or st.done or out.response_id is None or out.model is None:
+            return False
+        call = st.by_index.get(index)
+        if call is None or call.finished:
+            return False
+        call.add(fragment, self._limit)
+        return True
+
+    @property
+    def ended(self) -> bool:
+        """Whether every choice ended (a finish_reason each; not an error)."""
+        return self._complete and not self._failed
 
     def finish(self) -> Parsed:
         """End of stream: unfinished calls become ``truncated_json`` unless the stream ended."""

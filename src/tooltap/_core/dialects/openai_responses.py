@@ -22,9 +22,10 @@ Choices made here:
   or for ``incomplete`` the ``incomplete_details.reason`` (``max_output_tokens``...).
 
 Fast path (``Reducer.fast``): a ``response.function_call_arguments.delta`` event in one of
-the compact key orders OpenAI sends, for a call already open, has its fragment appended
-still escaped, without decoding the event. The call is found by its item id, so
-deltas of several open calls may interleave.
+the compact key orders OpenAI sends, or in the layout learnt from the stream's first such
+event that missed them (any key order, spacing, ``event:`` line or not: ``_layout``), for a
+call already open, has its fragment appended still escaped, without decoding the event.
+The call is found by its item id, so deltas of several open calls may interleave.
 """
 
 from __future__ import annotations
@@ -34,10 +35,11 @@ import re
 from collections.abc import Callable
 from typing import Any, Final
 
-from .._json import INT, PLAIN_STRING, RAW_STRING, valid_utf8
+from .._json import INT, PLAIN_STRING, RAW_STRING, unescape, valid_utf8
 from ..model import Limits, Parsed, Problem, ToolCall, Usage
 from ..sse import SSEEvent
 from ._fragments import append_escaped
+from ._layout import Kind, Layout, learn, one_event
 from ._openai import (
     NOT_JSON,
     Collector,
@@ -85,6 +87,18 @@ _DELTA_FIRST: Final = re.compile(
     + INT
     + rb"\}\n\n"
 )
+_ARGS_DELTA: Final = "response.function_call_arguments.delta"
+_ARGS_TYPE: Final = b'"response.function_call_arguments.delta"'
+#: The values of an arguments delta that vary from event to event (groups of a layout).
+_DELTA_KEYS: Final[dict[str, Kind]] = {
+    "item_id": "id",
+    "delta": "string",
+    "output_index": "int",
+    "sequence_number": "int",
+    "obfuscation": "id",
+}
+_OPTIONAL: Final = frozenset({"output_index", "sequence_number", "obfuscation"})
+_LEARN_TRIES: Final = 3
 _CALL_EVENTS: Final = frozenset(
     {
         "response.output_item.added",
@@ -107,12 +121,15 @@ class Reducer:
         "_handlers",
         "_head",
         "_items",
+        "_layouts",
         "_limit",
         "_next_pos",
         "_out",
         "_parsed",
         "_partial",
         "_queue",
+        "_sample",
+        "_tries",
     )
 
     def __init__(self, limits: Limits) -> None:
@@ -129,6 +146,9 @@ class Reducer:
         #: Calls first seen by a delta (a resumed stream joins them late): their deltas are
         #: a part only, and their ``.done`` arguments are taken as they are.
         self._partial: set[int] = set()
+        self._layouts: list[Layout] = []  # learnt from this stream's events
+        self._sample: bytes | None = None  # a delta event the fast path missed, to learn from
+        self._tries = _LEARN_TRIES
         self._handlers: dict[str, Callable[[dict[str, Any]], None]] = {
             "response.created": self._started,
             "response.in_progress": self._started,
@@ -151,13 +171,18 @@ class Reducer:
         match = _DELTA_IN_ORDER.fullmatch(chunk)
         if match is not None:
             item_id, raw = match[2], match[3]
-        else:
-            if not chunk.startswith(_DELTA_HEAD):  # most events: not an arguments delta
-                return False
-            match = _DELTA_FIRST.fullmatch(chunk)
-            if match is None:
-                return False
+        elif chunk.startswith(_DELTA_HEAD) and (match := _DELTA_FIRST.fullmatch(chunk)):
             raw, item_id = match[1], match[2]
+        else:
+            for layout in self._layouts:
+                if match := layout.pattern.fullmatch(chunk):
+                    break
+            else:
+                if self._tries and chunk.find(_ARGS_TYPE) >= 0 and one_event(chunk):
+                    self._sample = chunk  # the full path decodes it next: learn from it
+                return False
+            groups = layout.groups
+            item_id, raw = match[groups["item_id"]], match[groups["delta"]]
         call = self._items.get(item_id.decode("ascii"))
         if call is None or call.finished or not (raw.isascii() or valid_utf8(raw)):
             return False  # (every call is finished once the response is complete)
@@ -169,6 +194,7 @@ class Reducer:
     def event(self, ev: SSEEvent) -> list[ToolCall]:
         """Take one SSE event; return the calls it completed, in output order."""
         payload = load_event(ev)
+        sample, self._sample = self._sample, None
         if not isinstance(payload, dict):
             if payload is not NOT_JSON:
                 self._out.shape(f"{ev.event} event data is {type(payload).__name__}")
@@ -178,11 +204,48 @@ class Reducer:
         kind = payload.get("type")
         if not isinstance(kind, str):
             kind = ev.event
+        if sample is not None and kind == _ARGS_DELTA and ev.terminated:
+            self._learn(sample, payload)
+        return self.take(kind, payload)
+
+    def _learn(self, sample: bytes, payload: dict[str, Any]) -> None:
+        """Learn the layout of ``sample``, the event ``payload`` was decoded from."""
+        self._tries -= 1
+        layout = learn(sample, _DELTA_KEYS, _OPTIONAL)
+        match = layout.pattern.fullmatch(sample) if layout is not None else None
+        if layout is None or match is None:
+            return
+        item_id, raw = match[layout.groups["item_id"]], match[layout.groups["delta"]]
+        same_id = item_id.decode("ascii") == payload.get("item_id")
+        if same_id and valid_utf8(raw) and unescape(raw) == payload.get("delta"):
+            self._layouts.append(layout)
+
+    def take(self, kind: str, payload: dict[str, Any]) -> list[ToolCall]:
+        """One event already decoded (``kind``: its type): what ``event`` does with it."""
         handler = self._handlers.get(kind)
         if handler is None or (self._complete and kind in _CALL_EVENTS):
             return []  # call events after the end are not part of the response
         handler(payload)
         return self._release()
+
+    def handles(self, kind: str) -> bool:
+        """Whether events of type ``kind`` change anything (else ``take`` ignores them)."""
+        return kind in self._handlers
+
+    def args_delta(self, item_id: str, fragment: str) -> bool:
+        """An arguments delta of the open call of item ``item_id``, taken as ``take`` would;
+        False, unchanged, when no such call is open or the stream joined it late (``take``
+        keeps none of that call's deltas)."""
+        call = self._items.get(item_id)
+        if call is None or call.finished or (self._partial and id(call) in self._partial):
+            return False
+        call.add(fragment, self._limit)
+        return True
+
+    @property
+    def ended(self) -> bool:
+        """Whether a terminal event ended the response (not an error, nor a failure)."""
+        return self._complete and not self._failed
 
     def finish(self) -> Parsed:
         """End of stream: without a terminal event, open calls become ``truncated_json``."""

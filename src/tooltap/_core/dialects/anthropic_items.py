@@ -1,0 +1,89 @@
+"""Anthropic Messages: the stream events an SDK already decoded, read into the reducer.
+
+anthropic's ``Stream`` yields one object per SSE event (``RawMessageStreamEvent``: its
+``type``, and the fields of the wire event as attributes); ``Items.item`` reads the fields
+the reducer needs, by attribute, and hands the reducer the same event it would have
+decoded from the bytes (``Reducer.take``; an argument delta straight to
+``Reducer.json_delta``). Text and thinking deltas, most of a stream, cost two reads.
+An object without the attributes expected raises (``AttributeError``): the caller
+then reads the bytes instead.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Final
+
+from ..model import ToolCall
+from .anthropic import Reducer
+
+__all__ = ["Items"]
+
+_USAGE_KEYS: Final = (
+    "input_tokens",
+    "output_tokens",
+    "cache_read_input_tokens",
+    "cache_creation_input_tokens",
+)
+
+
+class Items:
+    """Folds anthropic's decoded stream events into a ``Reducer``."""
+
+    __slots__ = ("reducer",)
+
+    def __init__(self, reducer: Reducer) -> None:
+        self.reducer = reducer
+
+    def item(self, ev: Any) -> list[ToolCall]:
+        """Take one decoded event; return the calls it completed."""
+        kind = ev.type
+        if kind == "content_block_delta":
+            delta = ev.delta
+            if delta.type == "input_json_delta":
+                self.reducer.json_delta(ev.index, delta.partial_json)
+            return []
+        if not isinstance(kind, str):
+            raise AttributeError(f"event type is {type(kind).__name__}")
+        return self.reducer.take(kind, _fields(kind, ev))
+
+    @property
+    def ended(self) -> bool:
+        """Whether the stream ended as it should (``message_stop``)."""
+        return self.reducer.ended
+
+
+def _fields(kind: str, ev: Any) -> dict[str, Any]:
+    """The wire fields of a structural event that the reducer reads."""
+    if kind == "content_block_stop":
+        return {"index": ev.index}
+    if kind == "content_block_start":
+        block = ev.content_block
+        return {
+            "index": ev.index,
+            "content_block": {
+                "type": block.type,
+                "id": getattr(block, "id", None),
+                "name": getattr(block, "name", None),
+                "input": getattr(block, "input", None),
+                "toolset_name": getattr(block, "toolset_name", None),
+            },
+        }
+    if kind == "message_start":
+        message = ev.message
+        return {
+            "message": {
+                "id": message.id,
+                "model": message.model,
+                "usage": _usage(message.usage),
+                "stop_reason": message.stop_reason,
+            }
+        }
+    if kind == "message_delta":
+        return {"delta": {"stop_reason": ev.delta.stop_reason}, "usage": _usage(ev.usage)}
+    return {}
+
+
+def _usage(usage: Any) -> dict[str, Any] | None:
+    if usage is None:
+        return None
+    return {key: getattr(usage, key, None) for key in _USAGE_KEYS}
