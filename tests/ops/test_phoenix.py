@@ -28,6 +28,7 @@ from tests.ops.support import (
     process,
     wait_for,
 )
+from tooltap._demo.scenarios import SCENARIOS
 
 pytestmark = pytest.mark.slow
 
@@ -150,7 +151,8 @@ def test_demo_sends_one_trace_per_conversation_to_phoenix(phoenix: dict[str, Any
         spans = spans_of(phoenix["url"], "tooltap-demo")
         roots = [s for s in spans if s["name"].startswith("conversation ")]
         orphans = [s for s in spans if s["attributes"].get("tooltap.result") == "orphaned"]
-        return spans if len(roots) == 21 and len(orphans) == 3 else None  # the last ones
+        done = len(roots) == len(SCENARIOS) and len(orphans) == 4  # the last ones
+        return spans if done else None
 
     spans = wait_for(complete, 60, "the demo's spans in Phoenix")
     roots = {s["context"]["trace_id"] for s in spans if s["name"].startswith("conversation ")}
