@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import fnmatch
 import logging
 from collections.abc import Iterator
 from typing import Any
@@ -137,3 +138,16 @@ def test_tooltap_logs_nothing_for_valid_options(
         capture_content="SPAN_AND_EVENT", call_id_memory=8, logger_provider=logs, **providers
     )
     assert caplog.records == []
+
+
+@pytest.mark.parametrize(
+    "patterns",
+    [(), ("final_result", "final_result_*", "final_answer"), ("a?[x-z]", "[!a]b", "*.x")],
+)
+def test_an_output_tool_is_a_name_one_of_the_patterns_matches(patterns: tuple[str, ...]) -> None:
+    config = tooltap.Config(output_tools=patterns)
+    names = ["", "final_result", "final_result_", "final_result_x", "final_resultx",
+             "final_answer", "final_answer2", "abx", "abq", "a\nz", "bb", "ab", "y.x", ".x",
+             "final_result_\n"]  # fmt: skip
+    for name in names:
+        assert config.output_tool(name) == any(fnmatch.fnmatchcase(name, p) for p in patterns)

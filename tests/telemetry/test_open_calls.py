@@ -131,6 +131,19 @@ def test_every_lookup_picks_what_a_scan_of_every_open_call_picks() -> None:
                 assert not table.remove(rng.choice(removed))  # gone already: stays gone
             assert len(table) == len(model.entries)
             assert table.oldest() is (model.entries[0] if model.entries else None)
+            _check_scopes(table, model.entries)
+
+
+def _check_scopes(table: OpenCalls, entries: list[OpenCall]) -> None:
+    """``horizon`` and ``of_scope`` say what a scan of every open call says."""
+    for scope in CONVERSATIONS[:2]:
+        known = [e for e in entries if e.conversation == scope and e.turn is not None]
+        assert table.horizon(scope) == min((e.turn for e in known if e.turn is not None),
+                                           default=None)  # fmt: skip
+        assert table.of_scope(scope) == known
+        for before in TURNS[:3]:
+            below = [e for e in known if e.turn is not None and e.turn < before]
+            assert table.of_scope(scope, before) == below
 
 
 def test_thousands_of_open_calls_sharing_one_id_each_get_their_own_result() -> None:

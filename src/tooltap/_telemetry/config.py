@@ -13,9 +13,11 @@ from __future__ import annotations
 
 import difflib
 import fnmatch
+import functools
 import logging
 import math
 import os
+import re
 import sys
 import warnings
 from collections.abc import Callable, Collection, Iterator, Mapping
@@ -221,7 +223,7 @@ class Config:
 
     def output_tool(self, name: str) -> bool:
         """Whether a call of ``name`` is an output tool (``output_tools``)."""
-        return any(fnmatch.fnmatchcase(name, p) for p in self.output_tools)
+        return _output_tools(self.output_tools).match(name) is not None
 
     def observes(self, host: str | None, path: str) -> bool:
         """Whether traffic to ``host`` + ``path`` is observed under ``hosts`` / ``exclude``."""
@@ -319,6 +321,12 @@ def _patterns(name: str, value: object) -> tuple[str, ...]:
         return tuple(v.lower() for v in items)
     reject(f"tooltap: {name} must be a string or strings, got {value!r}; ignored")
     return ()
+
+
+@functools.lru_cache(maxsize=8)
+def _output_tools(patterns: tuple[str, ...]) -> re.Pattern[str]:
+    """One pattern matching a name ``fnmatchcase`` matches with any of ``patterns``."""
+    return re.compile("|".join(fnmatch.translate(p) for p in patterns) or "(?!)")
 
 
 def _names(value: object) -> tuple[str, ...]:

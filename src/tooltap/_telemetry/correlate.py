@@ -95,8 +95,8 @@ class OpenCalls:
     a result is looked up by id, key and scope together, and a slot of several calls is
     ordered and drops one in constant time, so that matching a result costs the same
     with ten open calls of that id as with ten thousand. A slot of one call is the call
-    itself. The calls of a scope with a known turn are kept by scope too (``horizon``,
-    ``of_scope``)."""
+    itself. The calls of a scope with a known turn are kept by scope and turn too
+    (``horizon``, ``of_scope``): a scope's horizon costs its distinct turns, not its calls."""
 
     def __init__(self, max_count: int, max_bytes: int) -> None:
         self.max_count = max_count
@@ -109,7 +109,7 @@ class OpenCalls:
         self._by_key: dict[int, _Slot] = {}
         self._scoped_id_key: dict[tuple[str, int | None, Scope], _Slot] = {}
         self._scoped_key: dict[tuple[int, Scope], _Slot] = {}
-        self._by_scope: dict[Scope, dict[int, OpenCall]] = {}
+        self._by_scope: dict[Scope, dict[int, dict[int, OpenCall]]] = {}  # turn -> seq -> call
 
     def __len__(self) -> int:
         return len(self._order)
@@ -129,7 +129,7 @@ class OpenCalls:
             _put(self._by_key, entry.key, entry)
             _put(self._scoped_key, (entry.key, scope), entry)
         if entry.turn is not None and scope is not None:
-            self._by_scope.setdefault(scope, {})[entry.seq] = entry
+            self._by_scope.setdefault(scope, {}).setdefault(entry.turn, {})[entry.seq] = entry
         evicted = []
         while len(self._order) > 1 and (
             len(self._order) > self.max_count or self.bytes > self.max_bytes
@@ -164,11 +164,14 @@ class OpenCalls:
             _drop(self._by_key, entry.key, entry)
             _drop(self._scoped_key, (entry.key, scope), entry)
         if entry.turn is not None and scope is not None:
-            calls = self._by_scope.get(scope)
-            if calls is not None:
+            turns = self._by_scope.get(scope)
+            calls = turns.get(entry.turn) if turns is not None else None
+            if turns is not None and calls is not None:
                 calls.pop(entry.seq, None)
                 if not calls:
-                    del self._by_scope[scope]
+                    del turns[entry.turn]
+                    if not turns:
+                        del self._by_scope[scope]
 
     def clear(self) -> list[OpenCall]:
         entries = list(self._order.values())
@@ -184,15 +187,20 @@ class OpenCalls:
 
     def horizon(self, scope: Scope) -> int | None:
         """The oldest turn of an open call of ``scope`` (None: none with a known turn)."""
-        calls = self._by_scope.get(scope) if scope is not None else None
-        if not calls:
-            return None
-        return min(e.turn for e in calls.values() if e.turn is not None)
+        turns = self._by_scope.get(scope) if scope is not None else None
+        return min(turns) if turns else None
 
-    def of_scope(self, scope: Scope) -> list[OpenCall]:
-        """The open calls of ``scope`` with a known turn, oldest first."""
-        calls = self._by_scope.get(scope) if scope is not None else None
-        return list(calls.values()) if calls else []
+    def of_scope(self, scope: Scope, before: int | None = None) -> list[OpenCall]:
+        """The open calls of ``scope`` with a known turn (below ``before``), oldest first."""
+        turns = self._by_scope.get(scope) if scope is not None else None
+        if not turns:
+            return []
+        out = [
+            e for t, calls in turns.items() if before is None or t < before for e in calls.values()
+        ]
+        if len(turns) > 1:
+            out.sort(key=_seq)
+        return out
 
     def by_id(self, wanted: Wanted) -> OpenCall | None:
         """The open call with the wanted id (same content key first, or an unknown key)."""

@@ -363,8 +363,8 @@ class Lifecycle:
             matched, extra = self._match(groups)
             passed: list[OpenCall] = []
             if history_length is not None and conversation is not None:
-                passed = moved_past(self._open.of_scope(conversation), history_length,
-                                    model_turns, answered)  # fmt: skip
+                below = self._open.of_scope(conversation, history_length - 1)
+                passed = moved_past(below, history_length, model_turns, answered)
                 for entry in passed:
                     self._open.remove(entry)
         links: list[SpanContext] = []
