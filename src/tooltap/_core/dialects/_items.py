@@ -1,9 +1,33 @@
-"""What an SDK item reader raises when the bytes, not the item, must decide."""
+"""What SDK item readers share: the base that holds the reducer, and ``Declined``."""
 
 from __future__ import annotations
 
-__all__ = ["Declined"]
+from typing import Generic, Protocol, TypeVar
+
+__all__ = ["Declined", "ItemReader"]
 
 
 class Declined(Exception):
     """The item is valid, but only its bytes tell all the reducer needs (no warning)."""
+
+
+class _Ending(Protocol):
+    @property
+    def ended(self) -> bool: ...
+
+
+R = TypeVar("R", bound=_Ending)
+
+
+class ItemReader(Generic[R]):
+    """Folds one SDK's decoded stream items into a dialect's reducer (``item`` in each)."""
+
+    __slots__ = ("reducer",)
+
+    def __init__(self, reducer: R) -> None:
+        self.reducer = reducer
+
+    @property
+    def ended(self) -> bool:
+        """Whether the stream ended as it should, as the reducer tells it."""
+        return self.reducer.ended

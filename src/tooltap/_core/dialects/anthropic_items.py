@@ -14,6 +14,7 @@ from __future__ import annotations
 from typing import Any, Final
 
 from ..model import ToolCall
+from ._items import ItemReader
 from .anthropic import Reducer
 
 __all__ = ["Items"]
@@ -26,13 +27,10 @@ _USAGE_KEYS: Final = (
 )
 
 
-class Items:
+class Items(ItemReader[Reducer]):
     """Folds anthropic's decoded stream events into a ``Reducer``."""
 
-    __slots__ = ("reducer",)
-
-    def __init__(self, reducer: Reducer) -> None:
-        self.reducer = reducer
+    __slots__ = ()
 
     def item(self, ev: Any) -> list[ToolCall]:
         """Take one decoded event; return the calls it completed."""
@@ -45,11 +43,6 @@ class Items:
         if not isinstance(kind, str):
             raise AttributeError(f"event type is {type(kind).__name__}")
         return self.reducer.take(kind, _fields(kind, ev))
-
-    @property
-    def ended(self) -> bool:
-        """Whether the stream ended as it should (``message_stop``)."""
-        return self.reducer.ended
 
 
 def _fields(kind: str, ev: Any) -> dict[str, Any]:

@@ -10,26 +10,19 @@ from __future__ import annotations
 from typing import Any
 
 from ..model import ToolCall
+from ._items import ItemReader
 from .google import Reducer
 
 __all__ = ["Items"]
 
 
-class Items:
+class Items(ItemReader[Reducer]):
     """Folds google-genai's decoded stream chunks into a ``Reducer``."""
 
-    __slots__ = ("reducer",)
-
-    def __init__(self, reducer: Reducer) -> None:
-        self.reducer = reducer
+    __slots__ = ()
 
     def item(self, chunk: Any) -> list[ToolCall]:
         """Take one decoded chunk; return the calls it completed."""
         if not isinstance(chunk, dict):
             raise AttributeError(f"chunk is {type(chunk).__name__}, not an object")
         return self.reducer.take(chunk)
-
-    @property
-    def ended(self) -> bool:
-        """Whether the stream ended as it should."""
-        return self.reducer.ended

@@ -13,19 +13,16 @@ from __future__ import annotations
 from typing import Any
 
 from ..model import ToolCall
-from ._items import Declined
+from ._items import Declined, ItemReader
 from .openai_chat import Reducer
 
 __all__ = ["Items"]
 
 
-class Items:
+class Items(ItemReader[Reducer]):
     """Folds openai's decoded ``ChatCompletionChunk`` objects into a ``Reducer``."""
 
-    __slots__ = ("reducer",)
-
-    def __init__(self, reducer: Reducer) -> None:
-        self.reducer = reducer
+    __slots__ = ()
 
     def item(self, chunk: Any) -> list[ToolCall]:
         """Take one decoded chunk; return the calls it completed."""
@@ -53,11 +50,6 @@ class Items:
                     ):
                         return []
         return self.reducer.take(_fields(chunk))
-
-    @property
-    def ended(self) -> bool:
-        """Whether the stream ended as it should (every choice finished)."""
-        return self.reducer.ended
 
 
 def _fields(chunk: Any) -> dict[str, Any]:

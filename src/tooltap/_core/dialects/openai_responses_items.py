@@ -14,7 +14,7 @@ from __future__ import annotations
 from typing import Any, Final
 
 from ..model import ToolCall
-from ._items import Declined
+from ._items import Declined, ItemReader
 from .openai_responses import CALL_ITEMS, Reducer
 
 __all__ = ["Items"]
@@ -25,13 +25,10 @@ _ITEM_EVENTS: Final = frozenset({"response.output_item.added", "response.output_
 _TERMINAL: Final = frozenset({"response.completed", "response.incomplete"})
 
 
-class Items:
+class Items(ItemReader[Reducer]):
     """Folds openai's decoded Responses stream events into a ``Reducer``."""
 
-    __slots__ = ("reducer",)
-
-    def __init__(self, reducer: Reducer) -> None:
-        self.reducer = reducer
+    __slots__ = ()
 
     def item(self, ev: Any) -> list[ToolCall]:
         """Take one decoded event; return the calls it completed."""
@@ -46,11 +43,6 @@ class Items:
         if not reducer.handles(kind):
             return []
         return reducer.take(kind, _fields(kind, ev))
-
-    @property
-    def ended(self) -> bool:
-        """Whether the response ended as it should (a terminal event, not a failure)."""
-        return self.reducer.ended
 
 
 def _fields(kind: str, ev: Any) -> dict[str, Any]:
