@@ -128,6 +128,7 @@ class Reducer:
         "_id",
         "_layouts",
         "_limits",
+        "_max_args",
         "_measure",
         "_model",
         "_ordinals",
@@ -140,6 +141,7 @@ class Reducer:
 
     def __init__(self, limits: Limits) -> None:
         self._limits = limits
+        self._max_args = limits.max_argument_bytes
         self._measure = True  # decoded inputs are checked against max_argument_bytes
         self._calls: list[ToolCall] = []
         self._server: list[ServerCall] = []
@@ -345,7 +347,15 @@ class Reducer:
         if block is None or not isinstance(fragment, str):
             self._shape("content_block_delta: input_json_delta outside a tool block")
             return
-        block.add(fragment, self._limits.max_argument_bytes)
+        fragments, limit = block.fragments, self._max_args
+        size = fragments.size + len(fragment)
+        if size <= limit and not block.oversized:  # ``_Block.add``'s usual case, inline
+            fragments.size = size
+            if fragment:
+                fragments.parts.append(fragment)
+                fragments.run = None
+        else:
+            block.add(fragment, limit)
 
     @property
     def ended(self) -> bool:
