@@ -38,6 +38,18 @@ class Fragments:
             self.parts.append(fragment)
             self.run = None
 
+    def add_within(self, fragment: str, limit: int) -> bool:
+        """Append a decoded fragment; False, and nothing appended, when it could take
+        ``size`` past ``limit``: the caller then decides exactly (its ``add``)."""
+        size = self.size + len(fragment)
+        if size > limit:
+            return False
+        self.size = size
+        if fragment:
+            self.parts.append(fragment)
+            self.run = None
+        return True
+
     def add_raw(self, raw: bytes, limit: int) -> bool:
         """Append an escaped fragment (a JSON string body valid on its own); False, and
         nothing appended, when its bytes could take ``size`` past ``limit``: the caller

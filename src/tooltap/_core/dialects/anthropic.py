@@ -347,15 +347,8 @@ class Reducer:
         if block is None or not isinstance(fragment, str):
             self._shape("content_block_delta: input_json_delta outside a tool block")
             return
-        fragments, limit = block.fragments, self._max_args
-        size = fragments.size + len(fragment)
-        if size <= limit and not block.oversized:  # ``_Block.add``'s usual case, inline
-            fragments.size = size
-            if fragment:
-                fragments.parts.append(fragment)
-                fragments.run = None
-        else:
-            block.add(fragment, limit)
+        if block.oversized or not block.fragments.add_within(fragment, self._max_args):
+            block.add(fragment, self._max_args)
 
     @property
     def ended(self) -> bool:

@@ -175,7 +175,8 @@ class Reducer:
         call = st.by_index.get(index)
         if call is None or call.finished:
             return False
-        call.add(fragment, self._limit)
+        if call.oversized or not call.fragments.add_within(fragment, self._limit):
+            call.add(fragment, self._limit)
         return True
 
     @property

@@ -27,7 +27,7 @@ class Items(ItemReader[Reducer]):
     def item(self, chunk: Any) -> list[ToolCall]:
         """Take one decoded chunk; return the calls it completed."""
         choices = chunk.choices
-        extra = chunk.model_extra
+        extra = chunk.__pydantic_extra__  # (``model_extra``, without the property call)
         if (extra and "error" in extra) or not isinstance(choices, list):
             raise Declined("an error, or no list of choices")
         if len(choices) == 1 and chunk.usage is None:

@@ -239,7 +239,8 @@ class Reducer:
         call = self._items.get(item_id)
         if call is None or call.finished or (self._partial and id(call) in self._partial):
             return False
-        call.add(fragment, self._limit)
+        if call.oversized or not call.fragments.add_within(fragment, self._limit):
+            call.add(fragment, self._limit)
         return True
 
     @property
