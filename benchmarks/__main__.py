@@ -9,14 +9,17 @@
 4. Costs that could grow: the per-request cost as the re-sent history grows (timed, and
    counted with valgrind from 10 to 200 turns, against its target), and matching a result
    among many open calls sharing one id.
+5. Instructions (valgrind, ``benchmarks._counted``): every streamed SDK case counted bare
+   and instrumented, beside its CPU ratio, against the same ratio target.
 
 Prints Markdown tables, with the targets' verdicts computed from this run, and writes
 every figure as JSON. A full run writes ``benchmarks/results/latest.json`` and
 ``benchmarks/RESULTS.md``; ``--smoke`` (a CI-sized run of seconds on a smaller workload)
 and partial runs (``--only``, ``--skip``) write beside them under other names.
-A run that counts the history (a full run, or ``--skip e2e parsers memory``: minutes under
-valgrind; ``--skip instructions`` leaves it out) also writes that section, with its
-verdict, into ``benchmarks/RESULTS.md`` between its markers.
+A run that counts instructions (a full run, or ``--skip e2e parsers memory``: about
+15 minutes under valgrind, which the machine's load does not move; ``--skip
+instructions`` leaves it out) also writes that section, with its verdicts, into
+``benchmarks/RESULTS.md`` between its markers.
 ``--docs`` runs nothing: it rewrites the performance section of ``docs/PERFORMANCE.md``
 from ``results/latest.json``.
 """
@@ -35,6 +38,7 @@ from pathlib import Path
 from typing import Any
 
 from ._cases import CASES, GATEWAY, NON_LLM, RAW, Case
+from ._counted import count_streams, streams_checks, streams_table
 from ._e2e import measure
 from ._history import (
     count_check,
@@ -156,8 +160,13 @@ def _history(args: argparse.Namespace, out: dict[str, Any]) -> None:
     out["history"] = measure_history(20 if args.smoke else 200)
     out["history_growth"] = history_growth(out["history"])
     out["shared_ids"] = measure_shared_ids(20 if args.smoke else 200)
-    if not args.smoke and "instructions" not in args.skip:
+    if _counting(args):
         out["history_instructions"] = count_history(WORKLOAD, collector_on=False)
+
+
+def _counting(args: argparse.Namespace) -> bool:
+    """Whether this run counts instructions (valgrind: minutes)."""
+    return not args.smoke and "instructions" not in args.skip
 
 
 def _full(args: argparse.Namespace) -> bool:
@@ -214,25 +223,16 @@ def main(argv: list[str] | None = None) -> int:
             _memory(args, toggle, out)
         if "history" not in args.skip:
             _history(args, out)
+        if _counting(args):
+            out["streams_instructions"] = count_streams(WORKLOAD, args.only)
         if args.profile is not None or _full(args):
             out["profiles"] = _profiles(args, toggle)
     finally:
         toggle.close()
-    if "cases" in out or "memory" in out:
-        out["targets"] = targets(out.get("cases", []), out.get("memory"))
-    if "history_instructions" in out:
-        out.setdefault("targets", []).append(count_check(out["history_instructions"]))
+    _judge(out)
     out["machine"]["load_average_at_end"] = os.getloadavg()
     out["seconds"] = time.monotonic() - started
-    text = tables(out)
-    if "history" in out:
-        text += "\n\n" + history_table(out["history"]) + "\n"
-    if "shared_ids" in out:
-        text += "\n" + shared_ids_table(out["shared_ids"]) + "\n"
-    counted = ""
-    if "history_instructions" in out:
-        counted = f"{_COUNTED_BEGIN}\n{count_table(out['history_instructions'])}{_COUNTED_END}\n"
-        text += "\n" + counted
+    text, counted = _text(out)
     print(text)
     print(f"({out['seconds']:.0f} s; load average {out['machine']['load_average_at_end']})")
     full = _full(args)
@@ -247,6 +247,34 @@ def main(argv: list[str] | None = None) -> int:
     if counted and report != _HERE / "RESULTS.md":
         _write_counted(_HERE / "RESULTS.md", counted, out["machine"], command.strip())
     return 0
+
+
+def _judge(out: dict[str, Any]) -> None:
+    """Every target that this run's figures bear on, with its verdict."""
+    if "cases" in out or "memory" in out:
+        out["targets"] = targets(out.get("cases", []), out.get("memory"))
+    if "history_instructions" in out:
+        out.setdefault("targets", []).append(count_check(out["history_instructions"]))
+    if "streams_instructions" in out:
+        out.setdefault("targets", []).extend(streams_checks(out["streams_instructions"]))
+
+
+def _text(out: dict[str, Any]) -> tuple[str, str]:
+    """The report's Markdown, and its counted section (between its markers; "" if none)."""
+    text = tables(out)
+    if "history" in out:
+        text += "\n\n" + history_table(out["history"]) + "\n"
+    if "shared_ids" in out:
+        text += "\n" + shared_ids_table(out["shared_ids"]) + "\n"
+    counted = ""
+    if "streams_instructions" in out:
+        counted += streams_table(out["streams_instructions"], out.get("cases", [])) + "\n"
+    if "history_instructions" in out:
+        counted += count_table(out["history_instructions"])
+    if counted:
+        counted = f"{_COUNTED_BEGIN}\n{counted}{_COUNTED_END}\n"
+        text += "\n" + counted
+    return text, counted
 
 
 _PREAMBLE = """# Benchmark results
@@ -301,8 +329,12 @@ modes on the case; "ahead of the best peer" is met when tooltap's best sample is
 by more than the noise (the gap between the two least samples of either mode), inconclusive
 within it or when a peer is not installed. A peer's per-request log warnings (the
 OpenTelemetry SDK rejecting an attribute value, google-genai's on `.text`) are made but not
-printed. The valgrind instruction counter (`benchmarks._instructions`, not part of
-this run) counts with the garbage collector on; `--gc both` counts with it off as well.
+printed. Every streamed SDK case is also counted in instructions (valgrind, its own
+section below: fresh processes with 0 and with 4 requests after a warm-up, their difference;
+hash seed 0, the collector on), judged by the same ratio target: a count is free of the
+machine's noise, though not of CPU effects that instructions do not show (cache misses).
+`benchmarks._instructions` counts one case the same way, with more options (`--seeds`,
+`--noop`, `--gc both`).
 The profiles at the end (cProfile, bare and instrumented over the SDK providers) say where
 the added time goes, by tooltap stage and by package: cProfile inflates every Python call,
 so their figures are larger than the table's, and only their split is to be read.
@@ -311,12 +343,12 @@ tooltap has no C extension: these figures are its only implementation, pure Pyth
 """
 
 
-_COUNTED_BEGIN = "<!-- history-count:begin (a run that counts the history writes this) -->"
-_COUNTED_END = "<!-- history-count:end -->"
+_COUNTED_BEGIN = "<!-- instructions:begin (a run that counts instructions writes this) -->"
+_COUNTED_END = "<!-- instructions:end -->"
 
 
 def _write_counted(results: Path, counted: str, m: dict[str, Any], command: str) -> None:
-    """Put the counted history section, from a partial run, into ``RESULTS.md``."""
+    """Put the counted section (instructions), from a partial run, into ``RESULTS.md``."""
     text = results.read_text() if results.exists() else _PREAMBLE
     start, end = text.find(_COUNTED_BEGIN), text.find(_COUNTED_END)
     line = f"From `{command}`: tooltap {m['tooltap_commit']}, {m['date']}.\n\n"

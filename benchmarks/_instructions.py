@@ -150,14 +150,18 @@ def _events(name: str, url: str) -> int:
         "anthropic.messages": ("/v1/messages", _cases._messages_request()),
         "google.genai": (
             "/v1beta/models/gemini-2.5-flash:streamGenerateContent?alt=sse",
-            {"contents": [{"role": "user", "parts": [{"text": _cases.USER[0]["content"]}]}]},
+            {
+                "contents": [{"role": "user", "parts": [{"text": _cases.USER[0]["content"]}]}],
+                "tools": [{"functionDeclarations": [{"name": name} for name in _cases.TOOLS]}],
+            },
         ),
     }[case.dialect]
     with (
         httpx2.Client(base_url=url) as client,
         client.stream("POST", path, json={**body, "stream": True}) as response,
     ):
-        return b"".join(response.iter_raw()).count(b"\n\n")
+        raw = b"".join(response.iter_raw())
+        return raw.count(b"\n\n") + raw.count(b"\r\n\r\n")  # google-genai's: CRLF
 
 
 def _per_request(
