@@ -71,7 +71,7 @@ class Fragments:
         for index, part in enumerate(parts):
             if type(part) is bytearray:
                 parts[index] = unescape(part)
-        self.size = sum(len(part) for part in parts)
+        self.size = sum(map(len, parts))
         self.run = None
 
     def text(self) -> str:
@@ -79,7 +79,8 @@ class Fragments:
         parts = self.parts
         if len(parts) == 1 and type(parts[0]) is str:
             return parts[0]
-        self.exact()
+        if bytearray in map(type, parts):  # escaped runs: unescaped first (else size is exact)
+            self.exact()
         text = "".join(cast(list[str], parts))
         self.parts = [text] if text else []
         return text
