@@ -189,7 +189,7 @@ class Reducer:
         block = self._by_digits.get(digits)  # (no int to build per event)
         if block is None or not (raw.isascii() or valid_utf8(raw)):
             return False
-        append_escaped(block, raw, self._limits.max_argument_bytes)
+        append_escaped(block, raw, self._max_args)
         return True
 
     def event(self, ev: SSEEvent) -> list[ToolCall]:
