@@ -51,7 +51,9 @@ class TapState(Settling):
     (``items``) instead of its bytes, which the tap keeps (``raw``) to parse after all
     (``unclaim``) when an item is not what the reader expects, when they outgrow
     ``max_event_bytes``, or when the stream does not end as it should (an error event,
-    a cut, the app stopping early): the bytes decide every case but the plain one.
+    a cut, the app stopping early): the bytes decide every case but the plain one. The
+    SDK's loop checks the bytes kept against the cap per item; chunks no step of it reads
+    (the app reading the body itself, past it) check them per chunk (``_keep``).
 
     For ``stream_buffered`` it keeps three clock readings (headers, the first read
     started, the first chunk), the first chunk's events and bytes, and per chunk only
@@ -79,6 +81,7 @@ class TapState(Settling):
         "_returned",
         "_thread",
         "capture",
+        "emitted",
         "flight",
         "headers",
         "hot",
@@ -120,6 +123,7 @@ class TapState(Settling):
         self._buf = bytearray()
         self.items: ItemParser | None = None
         self._raw = bytearray()
+        self.emitted = 0  # calls handed on from the SDK's items
         self._cap = _ERROR_BODY_CAP if mode == "error" else limits.max_event_bytes
         self._decoded = False
         self._first = mode != "error"
@@ -162,6 +166,19 @@ class TapState(Settling):
             self.hot = self._parser.feed
         return self._parser.feed(bytes(raw))[emitted:] if raw else []
 
+    def _keep(self, chunk: bytes) -> list[ToolCall] | None:
+        """``hot`` while an SDK's loop has claimed the body but may not be the one reading
+        it (the app reads the body itself, or the loop ended): the bytes kept are checked
+        against the cap here, and past it parsed instead (``unclaim``)."""
+        self._raw += chunk
+        return self.unclaim(self.emitted) if len(self._raw) > self._cap else None
+
+    def _unwatched(self) -> None:
+        """Chunks may come with no step of the SDK's loop to check the bytes kept: from
+        now on each raw chunk kept checks them (``_keep``)."""
+        if self.items is not None and not self._first and not self._decoded:
+            self.hot = self._keep
+
     def oversized_raw(self) -> bool:
         """Whether the bytes kept for an SDK's items outgrew ``max_event_bytes``."""
         return len(self._raw) > self._cap
@@ -200,6 +217,8 @@ class TapState(Settling):
         if self._read_at is None:
             self._read_at = time.monotonic()
         self._thread = threading.current_thread()
+        if self.items is not None and not self._sdk_stepping():
+            self._unwatched()  # the app reads a claimed body itself
 
     def looped(self, loop: object) -> None:
         """``loop`` is the proxy's own generator: its steps tell ``dropped`` that a read runs."""
@@ -239,6 +258,7 @@ class TapState(Settling):
             return
         self._reader = None
         self._returned = exc is None
+        self._unwatched()
         if isinstance(exc, Exception):
             self._report(BodyEvent.STEP_RAISED, None, exc)
         else:
@@ -260,7 +280,10 @@ class TapState(Settling):
                     self._first_events = chunk.count(b"\n\n") + chunk.count(b"\r\n\r\n")
                 self._first_bytes = len(chunk)
                 if not self.capture and self.flight is None:
-                    self.hot = self._raw.extend if self.items is not None else self._parser.feed
+                    if self.items is None:
+                        self.hot = self._parser.feed
+                    else:  # the SDK's loop checks the bytes kept, when it is the reader
+                        self.hot = self._raw.extend if self._sdk_stepping() else self._keep
         if self._decoded:
             return None
         if self.flight is not None:
@@ -290,7 +313,7 @@ class TapState(Settling):
         parser = self._parser
         if self.items is not None:
             self._raw += data
-            return None
+            return self.unclaim(self.emitted) if len(self._raw) > self._cap else None
         if parser is not None:
             if self.capture and len(self._buf) + len(data) <= self._cap:
                 self._buf += data  # the text, recorded at the end under content capture
