@@ -95,7 +95,7 @@ def _imports(module: str) -> set[str]:
 def test_the_transport_taps_never_import_the_sdk_layer() -> None:
     """The SDK wrappers sit above the taps: a tap shares only the exchange with them."""
     sdk = {"sdk_call", "sdk_request", "sdk_stream", "sdk_openai", "sdk_anthropic", "sdk_google"}
-    for tap in ("aiohttp_tap", "httpx_tap", "exchange", "tap_stream", "tap_proxy"):
+    for tap in ("aiohttp_tap", "httpx_tap", "exchange", "tap_stream", "tap_settle", "tap_proxy"):
         imported = {t.rsplit(".", 1)[-1] for t in _imports(f"tooltap._patch.{tap}")}
         assert imported.isdisjoint(sdk), tap
 

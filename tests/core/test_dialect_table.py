@@ -66,7 +66,7 @@ FINISH_VOCABULARY = frozenset({"stop", "length", "content_filter", "tool_call", 
 
 def test_each_dialect_module_declares_its_entry() -> None:
     for entry in TABLE.values():
-        module = importlib.import_module(entry.parse_body.__module__ + "_request")
+        module = importlib.import_module(entry.reducer.__module__ + "_request")
         assert module.ENTRY is entry
 
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 import itertools
 import json
 import logging
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import anthropic
@@ -114,6 +114,58 @@ def _drain(stream: Any) -> None:
         pass
 
 
+def _openai_client(chunks: list[bytes]) -> openai.OpenAI:
+    http = httpx2.Client(transport=_transport(httpx2, chunks))
+    return openai.OpenAI(
+        api_key="sk-test", base_url="http://openai.test/v1", http_client=http, max_retries=0
+    )
+
+
+def _chat_read(chunks: list[bytes]) -> None:
+    _drain(_openai_client(chunks).chat.completions.create(
+        model="gpt-x", stream=True, messages=[{"role": "user", "content": "weather?"}],
+    ))  # fmt: skip
+
+
+def _responses_read(chunks: list[bytes]) -> None:
+    _drain(_openai_client(chunks).responses.create(model="gpt-x", input="weather?", stream=True))
+
+
+def _google_read(chunks: list[bytes]) -> None:
+    http = types.HttpOptions(
+        base_url="http://google.test", client_args={"transport": _transport(httpx, chunks)}
+    )
+    client = genai.Client(api_key="goog-test", http_options=http)
+    _drain(client.models.generate_content_stream(model="gemini-x", contents="weather?"))
+
+
+def _items_give_the_bytes_result(
+    recorder: Recorder,
+    monkeypatch: pytest.MonkeyPatch,
+    streams: st.SearchStrategy[tuple[bytes, bool]],
+    read: Callable[[list[bytes]], None],
+    dialect: str,
+    count: int,
+) -> None:
+    """Each generated stream, in any chunking, read by the real SDK (``read``): tooltap
+    records the ``Parsed`` its bytes give, from the items when the stream ends as it should."""
+    recorder.instrument()
+    seen = _Seen(monkeypatch)
+
+    @examples(count)
+    @given(stream=streams, cuts=st.lists(st.integers(0, 1 << 16), max_size=8))
+    def check(stream: tuple[bytes, bool], cuts: list[int]) -> None:
+        body, whole = stream
+        chunks = _chunked(body, cuts)
+        read(chunks)
+        parsed, from_items = seen.take()
+        assert parsed == _by_bytes(dialect, chunks)
+        if whole:
+            assert from_items == 1
+
+    check()
+
+
 # -- anthropic ---------------------------------------------------------------------------
 
 
@@ -187,21 +239,9 @@ def _anthropic_stream(draw: st.DrawFn) -> tuple[bytes, bool]:
 def test_anthropic_items_give_the_bytes_result(
     recorder: Recorder, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    recorder.instrument()
-    seen = _Seen(monkeypatch)
-
-    @examples(60)
-    @given(stream=_anthropic_stream(), cuts=st.lists(st.integers(0, 1 << 16), max_size=8))
-    def check(stream: tuple[bytes, bool], cuts: list[int]) -> None:
-        body, whole = stream
-        chunks = _chunked(body, cuts)
-        _anthropic_read(chunks)
-        parsed, from_items = seen.take()
-        assert parsed == _by_bytes("anthropic.messages", chunks)
-        if whole:
-            assert from_items == 1
-
-    check()
+    _items_give_the_bytes_result(
+        recorder, monkeypatch, _anthropic_stream(), _anthropic_read, "anthropic.messages", 60
+    )
 
 
 # -- openai.chat -------------------------------------------------------------------------
@@ -268,27 +308,9 @@ def _chat_stream(draw: st.DrawFn) -> tuple[bytes, bool]:
 def test_openai_chat_items_give_the_bytes_result(
     recorder: Recorder, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    recorder.instrument()
-    seen = _Seen(monkeypatch)
-
-    @examples(60)
-    @given(stream=_chat_stream(), cuts=st.lists(st.integers(0, 1 << 16), max_size=8))
-    def check(stream: tuple[bytes, bool], cuts: list[int]) -> None:
-        body, whole = stream
-        chunks = _chunked(body, cuts)
-        http = httpx2.Client(transport=_transport(httpx2, chunks))
-        client = openai.OpenAI(
-            api_key="sk-test", base_url="http://openai.test/v1", http_client=http, max_retries=0
-        )
-        _drain(client.chat.completions.create(
-            model="gpt-x", stream=True, messages=[{"role": "user", "content": "weather?"}],
-        ))  # fmt: skip
-        parsed, from_items = seen.take()
-        assert parsed == _by_bytes("openai.chat", chunks)
-        if whole:
-            assert from_items == 1
-
-    check()
+    _items_give_the_bytes_result(
+        recorder, monkeypatch, _chat_stream(), _chat_read, "openai.chat", 60
+    )
 
 
 # -- openai.responses --------------------------------------------------------------------
@@ -363,25 +385,9 @@ def _responses_stream(draw: st.DrawFn) -> tuple[bytes, bool]:
 def test_openai_responses_items_give_the_bytes_result(
     recorder: Recorder, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    recorder.instrument()
-    seen = _Seen(monkeypatch)
-
-    @examples(60)
-    @given(stream=_responses_stream(), cuts=st.lists(st.integers(0, 1 << 16), max_size=8))
-    def check(stream: tuple[bytes, bool], cuts: list[int]) -> None:
-        body, whole = stream
-        chunks = _chunked(body, cuts)
-        http = httpx2.Client(transport=_transport(httpx2, chunks))
-        client = openai.OpenAI(
-            api_key="sk-test", base_url="http://openai.test/v1", http_client=http, max_retries=0
-        )
-        _drain(client.responses.create(model="gpt-x", input="weather?", stream=True))
-        parsed, from_items = seen.take()
-        assert parsed == _by_bytes("openai.responses", chunks)
-        if whole:
-            assert from_items == 1
-
-    check()
+    _items_give_the_bytes_result(
+        recorder, monkeypatch, _responses_stream(), _responses_read, "openai.responses", 60
+    )
 
 
 # -- google-genai ------------------------------------------------------------------------
@@ -427,25 +433,9 @@ def _google_stream(draw: st.DrawFn) -> tuple[bytes, bool]:
 def test_google_items_give_the_bytes_result(
     recorder: Recorder, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    recorder.instrument()
-    seen = _Seen(monkeypatch)
-
-    @examples(40)
-    @given(stream=_google_stream(), cuts=st.lists(st.integers(0, 1 << 16), max_size=8))
-    def check(stream: tuple[bytes, bool], cuts: list[int]) -> None:
-        body, whole = stream
-        chunks = _chunked(body, cuts)
-        http = types.HttpOptions(
-            base_url="http://google.test", client_args={"transport": _transport(httpx, chunks)}
-        )
-        client = genai.Client(api_key="goog-test", http_options=http)
-        _drain(client.models.generate_content_stream(model="gemini-x", contents="weather?"))
-        parsed, from_items = seen.take()
-        assert parsed == _by_bytes("google.genai", chunks)
-        if whole:
-            assert from_items == 1
-
-    check()
+    _items_give_the_bytes_result(
+        recorder, monkeypatch, _google_stream(), _google_read, "google.genai", 40
+    )
 
 
 def test_unexpected_items_warn_once_then_the_bytes_decide(

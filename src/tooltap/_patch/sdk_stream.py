@@ -48,7 +48,8 @@ def _took(state: TapState, emitted: int, calls: list[ToolCall]) -> int:
     except Exception as exc:  # noqa: BLE001 - never into the app
         state.broken(exc)
         return emitted
-    return emitted + len(calls)
+    state.emitted = emitted + len(calls)
+    return state.emitted
 
 
 def _fallen(state: TapState, emitted: int, exc: Exception) -> int:

@@ -1,10 +1,6 @@
 """The state of one tapped response body: it parses what the app reads and settles once.
 
-The tap settles its operation exactly once, on the first of: the body exhausted, closed
-(``close``/``aclose``), broken by an exception, or its proxy garbage-collected unread
-(``weakref.finalize``; the state it calls holds no reference to the proxy or the
-response, so no cycle). ``settle_all`` detaches every body in flight (uninstrument); a
-forked child forgets its parent's.
+How it settles, and the bodies in flight: ``tap_settle``.
 """
 
 from __future__ import annotations
@@ -13,26 +9,20 @@ import threading
 import time
 import weakref
 from collections.abc import AsyncGenerator, Callable, Generator, Mapping
-from typing import Any, Final, Literal
+from typing import Any, Final
 
-from .._core._json import loads
-from .._core.buffering import stream_buffered
-from .._core.errors import classify_error
-from .._core.model import ErrorClass, Problem, RequestInfo, ToolCall
-from .._core.stream import Framing, StreamParser, parse_response
+from .._core.model import Problem, RequestInfo, ToolCall
+from .._core.stream import Framing, StreamParser
 from .._core.stream_items import ItemParser, item_parser
-from .._forks import in_child
 from .._quietly import after_collection, quietly, report
-from .._telemetry.content import streamed_body
 from .._telemetry.flight import Recording
 from .._telemetry.operation import Operation
-from .._telemetry.settlement import Body, BodyAction, BodyEvent, Event, body_step
+from .._telemetry.settlement import Body, BodyEvent
 from .tap_decoder import TapDecoder
+from .tap_settle import End, Mode, Settling, collected, live, settle_all
 
 __all__ = ["End", "Mode", "TapState", "settle_all"]
 
-Mode = Literal["sse", "body", "error"]
-End = Literal["exhausted", "closed", "error", "cancelled", "collected", "detached"]
 _ERROR_BODY_CAP: Final = 64 * 1024
 
 
@@ -44,7 +34,7 @@ def _none(chunk: bytes) -> None:
     """``hot`` while the client's decoder, not the raw stream, hands the tap its bytes."""
 
 
-class TapState:
+class TapState(Settling):
     """What one tapped body has seen.
 
     The proxies call ``hot(chunk)`` for every chunk and hand the calls it returns to
@@ -61,7 +51,9 @@ class TapState:
     (``items``) instead of its bytes, which the tap keeps (``raw``) to parse after all
     (``unclaim``) when an item is not what the reader expects, when they outgrow
     ``max_event_bytes``, or when the stream does not end as it should (an error event,
-    a cut, the app stopping early): the bytes decide every case but the plain one.
+    a cut, the app stopping early): the bytes decide every case but the plain one. The
+    SDK's loop checks the bytes kept against the cap per item; chunks no step of it reads
+    (the app reading the body itself, past it) check them per chunk (``_keep``).
 
     For ``stream_buffered`` it keeps three clock readings (headers, the first read
     started, the first chunk), the first chunk's events and bytes, and per chunk only
@@ -74,13 +66,11 @@ class TapState:
         "_buf",
         "_cap",
         "_decoded",
-        "_finalizer",
         "_first",
         "_first_at",
         "_first_bytes",
         "_first_events",
         "_framing",
-        "_kept",
         "_loop",
         "_off",
         "_oversized",
@@ -91,15 +81,14 @@ class TapState:
         "_returned",
         "_thread",
         "capture",
+        "emitted",
         "flight",
         "headers",
         "hot",
         "info",
-        "items",
         "mode",
         "op",
         "size",
-        "stage",
         "status",
     )
 
@@ -134,6 +123,7 @@ class TapState:
         self._buf = bytearray()
         self.items: ItemParser | None = None
         self._raw = bytearray()
+        self.emitted = 0  # calls handed on from the SDK's items
         self._cap = _ERROR_BODY_CAP if mode == "error" else limits.max_event_bytes
         self._decoded = False
         self._first = mode != "error"
@@ -176,6 +166,19 @@ class TapState:
             self.hot = self._parser.feed
         return self._parser.feed(bytes(raw))[emitted:] if raw else []
 
+    def _keep(self, chunk: bytes) -> list[ToolCall] | None:
+        """``hot`` while an SDK's loop has claimed the body but may not be the one reading
+        it (the app reads the body itself, or the loop ended): the bytes kept are checked
+        against the cap here, and past it parsed instead (``unclaim``)."""
+        self._raw += chunk
+        return self.unclaim(self.emitted) if len(self._raw) > self._cap else None
+
+    def _unwatched(self) -> None:
+        """Chunks may come with no step of the SDK's loop to check the bytes kept: from
+        now on each raw chunk kept checks them (``_keep``)."""
+        if self.items is not None and not self._first and not self._decoded:
+            self.hot = self._keep
+
     def oversized_raw(self) -> bool:
         """Whether the bytes kept for an SDK's items outgrew ``max_event_bytes``."""
         return len(self._raw) > self._cap
@@ -204,16 +207,18 @@ class TapState:
 
     def watch(self, proxy: object) -> None:
         """Settle as ``collected`` if ``proxy`` is garbage-collected before the body ends."""
-        finalizer = weakref.finalize(proxy, _collected, self)
+        finalizer = weakref.finalize(proxy, collected, self)
         finalizer.atexit = False
         self._finalizer = finalizer
-        _live.add(self)
+        live.add(self)
 
     def reading(self) -> None:
         """The app started reading the body (a time for ``stream_buffered``), in this thread."""
         if self._read_at is None:
             self._read_at = time.monotonic()
         self._thread = threading.current_thread()
+        if self.items is not None and not self._sdk_stepping():
+            self._unwatched()  # the app reads a claimed body itself
 
     def looped(self, loop: object) -> None:
         """``loop`` is the proxy's own generator: its steps tell ``dropped`` that a read runs."""
@@ -253,32 +258,11 @@ class TapState:
             return
         self._reader = None
         self._returned = exc is None
+        self._unwatched()
         if isinstance(exc, Exception):
             self._report(BodyEvent.STEP_RAISED, None, exc)
         else:
             self._report(BodyEvent.STEP_RETURNED, None, None)
-
-    def _report(self, event: BodyEvent, end: End | None, exc: BaseException | None) -> None:
-        """Step the body's state (``settlement.BODY_TABLE``) and carry out its actions."""
-        self.stage, actions = body_step(self.stage, event)
-        for action in actions:
-            if action is BodyAction.SETTLE and end is not None:
-                self._settle(end, exc)
-            elif action is BodyAction.DEFER and end is not None:
-                self._kept = (end, exc)
-            elif action is BodyAction.SETTLE_DEFERRED and self._kept is not None:
-                self._settle(*self._kept)
-            elif action is BodyAction.SDK_FAILED and isinstance(exc, Exception):
-                kept, cause = self._kept or ("closed", None)
-                if kept != "error":
-                    cause = None  # the SDK's own failure, not the transport's
-                self._settle(kept, cause, exc)
-            elif (
-                action is BodyAction.NOT_DELIVERED
-                and isinstance(exc, Exception)
-                and not self.op.ended
-            ):
-                self.op.not_delivered(exc)
 
     def feed(self, chunk: bytes) -> list[ToolCall] | None:
         """One raw chunk, as the transport delivered it; the calls it completed."""
@@ -296,7 +280,10 @@ class TapState:
                     self._first_events = chunk.count(b"\n\n") + chunk.count(b"\r\n\r\n")
                 self._first_bytes = len(chunk)
                 if not self.capture and self.flight is None:
-                    self.hot = self._raw.extend if self.items is not None else self._parser.feed
+                    if self.items is None:
+                        self.hot = self._parser.feed
+                    else:  # the SDK's loop checks the bytes kept, when it is the reader
+                        self.hot = self._raw.extend if self._sdk_stepping() else self._keep
         if self._decoded:
             return None
         if self.flight is not None:
@@ -326,7 +313,7 @@ class TapState:
         parser = self._parser
         if self.items is not None:
             self._raw += data
-            return None
+            return self.unclaim(self.emitted) if len(self._raw) > self._cap else None
         if parser is not None:
             if self.capture and len(self._buf) + len(data) <= self._cap:
                 self._buf += data  # the text, recorded at the end under content capture
@@ -375,131 +362,7 @@ class TapState:
         event = BodyEvent.ENDED_IN_STEP if self._sdk_stepping() else BodyEvent.ENDED
         self._report(event, end, exc)
 
-    def _settle(self, end: End, exc: BaseException | None, sdk: Exception | None = None) -> None:
-        """Record the response once (the state is settled already); ``sdk``: what the SDK
-        raised on the body (its calls not delivered). Then the operation hears of it."""
-        _live.discard(self)
-        if self._finalizer is not None:
-            self._finalizer.detach()
-            self._finalizer = None
-        if end == "cancelled":  # the app's task was cancelled: it stopped reading
-            self.op.cancelled()
-            end, exc = "closed", None
-        error: ErrorClass | None = None
-        try:
-            error = self._record(end, exc, by_sdk=sdk is not None)
-            if sdk is not None:
-                self.op.not_delivered(sdk)
-            flight, parser = self.flight, self._parser
-            if flight is not None and not self._off:
-                quietly(flight.settled, self.mode, end, exc, sdk, error, parser, self._read_at)
-        finally:  # a recording failure (a tooltap bug) must not leave the operation open
-            self.items = None
-            self.op.report(Event.BODY_ENDED, None if self.mode == "error" else exc, error)
-
-    def _record(self, end: End, exc: BaseException | None, *, by_sdk: bool) -> ErrorClass | None:
-        """Record the response on the operation; the error it ends with, for error bodies."""
-        op = self.op
-        if self.mode == "error":
-            error = classify_error(self.status, self.headers, bytes(self._buf) or None)
-            op.attempt_failed(error)
-            return error
-        if end == "detached":
-            return None  # uninstrumented mid-body: what was received stays recorded
-        early = end in ("closed", "collected")
-        failure = classify_error(None, {}, None, exc) if exc is not None else None
-        if self._off:
-            if early and not self._oversized and not by_sdk:
-                op.record_closed_early()
-        elif self._parser is not None:
-            items = self.items
-            if items is not None and exc is None and self._items_whole(items):
-                self.items = None
-                parsed = items.close()
-            else:
-                if items is not None:
-                    self.unclaim(0)
-                parsed = self._parser.close()
-            text = streamed_body(self.info.dialect, bytes(self._buf)) if self.capture else None
-            op.record_parsed(
-                parsed, self.info, body=text, closed_early=early, by_sdk=by_sdk, failure=failure
-            )
-            failure = None  # recorded with the response
-            if parsed.complete and exc is None:  # whole (an SDK may close it after the end)
-                self._check_buffered()
-        elif end == "exhausted":
-            body = bytes(self._buf)
-            decoded = _json(body) if self.capture else None
-            parsed = parse_response(body, self.info.dialect, limits=self.op.tel.config.limits)
-            op.record_parsed(parsed, self.info, body=decoded)
-        elif early and not by_sdk:
-            op.record_closed_early()
-        if failure is not None:
-            op.attempt_failed(failure)
-        return None
-
-    def _items_whole(self, items: ItemParser) -> bool:
-        """Whether the items tell the whole stream as its bytes would: it ended as it
-        should, the SDK's loop returned, and no event was over ``max_event_bytes``."""
-        if not (items.ended and self._returned):
-            return False
-        raw, step = self._raw, max(1, self._cap // 2)  # an event over the cap spans a step
-        ends = range(0, len(raw) - step + 1, step)
-        return all(raw.find(b"\n\n", at, at + step) >= 0 for at in ends)
-
-    def _check_buffered(self) -> None:
-        """A whole stream that arrived as a buffering proxy releases one: a problem."""
-        reading, config = self._read_at, self.op.tel.config
-        if reading is None or self._first_events == 0:
-            return
-        wait = (self._at - self.op.attempt_started) + (self._first_at - reading)
-        spread = time.monotonic() - self._first_at
-        events = self._first_events
-        if stream_buffered(
-            wait=wait,
-            spread=spread,
-            events=events,
-            first_bytes=self._first_bytes,
-            total_bytes=self.size,
-            min_wait=config.stream_buffered_wait,
-            min_events=config.stream_buffered_events,
-        ):
-            detail = f"{events} events at once after {wait:.2f}s"
-            self.op.record_problem(Problem("stream_buffered", detail=detail))
-
 
 def _running(generator: object) -> bool:
     """Whether a step of ``generator`` (sync or async) runs now."""
     return bool(getattr(generator, "gi_running", False) or getattr(generator, "ag_running", False))
-
-
-def _json(body: bytes) -> Any:
-    try:
-        return loads(body)
-    except ValueError:
-        return None
-
-
-#: Bodies being tapped now (a state leaves when it settles).
-_live: weakref.WeakSet[TapState] = weakref.WeakSet()
-
-
-def settle_all() -> None:
-    """Stop tapping every body still being read and settle it as ``detached`` (uninstrument):
-    the rest of each body goes to the app untouched, nothing more is recorded for it."""
-    for state in list(_live):
-        state.stop()
-        quietly(state.finish, "detached")
-
-
-@in_child
-def _forget_parent_bodies() -> None:
-    """A forked child never settles the bodies its parent was reading (the parent does)."""
-    for state in list(_live):
-        state.stop()
-        state.forget()
-    _live.clear()
-
-
-def _collected(state: TapState) -> None:
-    quietly(state.finish, "collected")

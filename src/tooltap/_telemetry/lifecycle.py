@@ -30,6 +30,8 @@ While an agent framework that traces its own tools into the same provider is at 
 the span is pending (``adoption``, ``pending_span``): a framework's span for the call
 may be adopted instead.
 
+How calls end (results matched, or orphaned, unanswered, not delivered): ``lifecycle_ends``.
+
 A forked child starts with empty tables and a fresh lock. A retired lifecycle (its
 ``Telemetry`` uninstrumented) ends at once, as orphaned, every call that still reaches it
 (a response tapped just before ``uninstrument()``): nothing is left open in it.
@@ -39,15 +41,15 @@ from __future__ import annotations
 
 import time
 import weakref
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from typing import Any, Final
 
 from opentelemetry import trace
 from opentelemetry.context import Context
-from opentelemetry.trace import Span, SpanContext, Status, StatusCode, Tracer
+from opentelemetry.trace import Span, Tracer
 
 from .._core.dialects import provider_of
-from .._core.model import ModelTurn, Problem, ToolCall, ToolResultRef
+from .._core.model import Problem, ToolCall
 from .._core.problems import BROKEN_CALL_KINDS
 from .._forks import OwnedLock, in_child
 from . import semconv as sc
@@ -55,17 +57,16 @@ from .adoption import Adoption, start_tool_span
 from .callids import Bounded, call_key
 from .config import Config
 from .conversation import current_conversation
-from .correlate import Answered, Identity, OpenCall, OpenCalls, Scope, Wanted, moved_past
+from .correlate import Answered, OpenCall, OpenCalls, Scope, Wanted
 from .instruments import Instruments, ToolNames
-from .listeners import Listeners, ToolCallReceived, ToolResultSent
-from .pending_span import adopted_result, context_of
+from .lifecycle_ends import CallEnds
+from .listeners import Listeners, ToolCallReceived
+from .pending_span import context_of
 from .sanitize import Sanitizer
 
 __all__ = ["Lifecycle", "OpenCall"]
 
 _CONVERSATION_CHARS: Final = 256
-#: The turn of a result whose call the request does not show: later than any.
-_LATER: Final = 1 << 62
 
 #: A response's conversation, calls' scope, turn and system prompt fingerprint.
 _Response = tuple[str, Scope, int | None, int | None]
@@ -75,7 +76,7 @@ _USAGE: Final = object()
 _lifecycles: weakref.WeakSet[Lifecycle] = weakref.WeakSet()
 
 
-class Lifecycle:
+class Lifecycle(CallEnds):
     """The open-call table and the answered memory; thread-safe."""
 
     def __init__(
@@ -321,159 +322,6 @@ class Lifecycle:
         scope = current_conversation.get() or fingerprint
         with self._lock:
             return self._open.horizon(scope)
-
-    # --- results ---------------------------------------------------------------------------
-
-    def results_sent(
-        self,
-        refs: tuple[ToolResultRef, ...],
-        *,
-        provider: str,
-        declared: Mapping[str, object] | None,
-        inference_span: Span | None,
-        conversation: Scope = None,
-        previous_response: str | None = None,
-        history_length: int | None = None,
-        model_turns: tuple[ModelTurn, ...] = (),
-        system: int | None = None,
-    ) -> list[SpanContext]:
-        """Account a request's results; return the tool spans they answer (to link).
-
-        ``conversation``: the request's scope. A result before the request's last model
-        turn (``ToolResultRef.history``) that was accounted already, or that answers no
-        open call, is history: it counts nothing. With ``history_length`` (the request
-        carries its history), the open calls of the scope that the history has moved past
-        without a result for them end as ``unanswered`` (``moved_past``).
-        """
-        if not refs and history_length is None:
-            return []
-        groups: dict[Identity, tuple[Wanted, list[ToolResultRef]]] = {}
-        answered: dict[object, int] = {}  # call id or key -> latest turn a result answers
-        for ref in refs:  # keys are JSON-encoded here, outside the lock
-            key = call_key(ref.name, ref.call_args)
-            latest = _LATER if ref.turn is None else ref.turn
-            for known in (ref.call_id, key):
-                if known is not None:
-                    answered[known] = max(answered.get(known, -1), latest)
-            scope = hash((conversation, ref.turn))
-            identity = (hash(ref.call_id), hash(key), hash(ref.position), scope)
-            wanted = Wanted(ref.call_id, key, conversation, previous_response, ref.turn, system)
-            groups.setdefault(identity, (wanted, []))[1].append(ref)
-        with self._lock:
-            matched, extra = self._match(groups)
-            passed: list[OpenCall] = []
-            if history_length is not None and conversation is not None:
-                below = self._open.of_scope(conversation, history_length - 1)
-                passed = moved_past(below, history_length, model_turns, answered)
-                for entry in passed:
-                    self._open.remove(entry)
-        links: list[SpanContext] = []
-        for entry, ref in matched:
-            result = sc.RESULT_ERROR if ref.is_error else sc.RESULT_OK
-            duration = self._finish(entry, result, is_error=ref.is_error)
-            if entry.span is not None:
-                if (context := entry.span.get_span_context()).is_valid:
-                    links.append(context)
-                adopted_result(
-                    entry.span, inference_span, ref.call_id, entry.name, result, duration
-                )
-            if self._listeners:
-                self._listeners.emit(
-                    ToolResultSent(ref.call_id, entry.name, ref.is_error, duration, result)
-                )
-        for entry in passed:
-            self._finish(entry, sc.RESULT_UNANSWERED, is_error=False)
-        for ref, result in extra:
-            self._count_extra(ref, result, provider, declared, inference_span)
-        return links
-
-    def _match(
-        self, groups: dict[Identity, tuple[Wanted, list[ToolResultRef]]]
-    ) -> tuple[list[tuple[OpenCall, ToolResultRef]], list[tuple[ToolResultRef, str]]]:
-        """Each group's open call (taken out) and result; the results left over (locked)."""
-        matched: list[tuple[OpenCall, ToolResultRef]] = []
-        extra: list[tuple[ToolResultRef, str]] = []
-        for identity, (wanted, group) in groups.items():
-            known = self._answered.get(identity)
-            history = all(ref.history for ref in group)
-            if history and known is not None:
-                continue
-            entry = self._open.by_id(wanted)
-            if entry is None and (wanted.call_id is None or known is None):
-                entry = self._open.by_content(wanted)
-            if entry is None and history:
-                continue
-            if entry is not None:
-                self._open.remove(entry)
-            counts: dict[int, int] = {}
-            fresh: list[ToolResultRef] = []
-            for ref in group:
-                counts[ref.digest] = counts.get(ref.digest, 0) + 1
-                if counts[ref.digest] > (known or {}).get(ref.digest, 0):
-                    fresh.append(ref)
-            if entry is not None:
-                matched.append((entry, fresh.pop(0) if fresh else group[0]))
-            elif known is None and fresh:
-                extra.append((fresh.pop(0), sc.RESULT_UNKNOWN_CALL))
-            extra += [(ref, sc.RESULT_DUPLICATE) for ref in fresh]
-            self._answered.put(identity, counts)
-        return matched, extra
-
-    def _count_extra(
-        self,
-        ref: ToolResultRef,
-        result: str,
-        provider: str,
-        declared: Mapping[str, object] | None,
-        inference_span: Span | None,
-    ) -> None:
-        label = self._tool_names.label(ref.name, declared)
-        self._instruments.tool_result(provider, label, result)
-        if (
-            result == sc.RESULT_DUPLICATE
-            and inference_span is not None
-            and inference_span.is_recording()
-        ):
-            clean = Sanitizer()
-            attributes: dict[str, Any] = {sc.ERROR_TYPE: sc.RESULT_DUPLICATE}
-            if ref.call_id is not None:
-                attributes[sc.GEN_AI_TOOL_CALL_ID] = clean.id(ref.call_id)
-            if ref.name is not None:
-                attributes[sc.GEN_AI_TOOL_NAME] = clean.name(ref.name)
-            inference_span.add_event(sc.EVENT_DUPLICATE_RESULT, clean.count(attributes))
-        self._listeners.emit(ToolResultSent(ref.call_id, ref.name, ref.is_error, None, result))
-
-    # --- ending ----------------------------------------------------------------------------
-
-    def _finish(self, entry: OpenCall, result: str, *, is_error: bool) -> float:
-        """End one (already removed) call with ``result``; record metrics; return duration.
-
-        A spanless (truncated) call counts its result, and expires without a trace. An
-        output tool's call is never orphaned nor unanswered: the framework consumed it.
-        """
-        if entry.output and result in (sc.RESULT_ORPHANED, sc.RESULT_UNANSWERED):
-            result, is_error = sc.RESULT_OUTPUT, False
-        duration = time.monotonic() - entry.started
-        span = entry.span
-        if span is None:
-            if result != sc.RESULT_ORPHANED:
-                self._instruments.tool_result(entry.provider, entry.label, result)
-            return duration
-        span.set_attribute(sc.TOOLTAP_RESULT, result)
-        error_type = {
-            sc.RESULT_ERROR: entry.handler_error or sc.ERROR_TOOL,
-            sc.RESULT_ORPHANED: sc.RESULT_ORPHANED,
-            sc.RESULT_NOT_DELIVERED: sc.RESULT_NOT_DELIVERED,
-        }.get(result, entry.outcome if entry.outcome != sc.RESULT_OK else None)
-        if entry.broken:  # never run: the problem is the error, whatever the result
-            error_type = entry.outcome
-        if error_type is not None:
-            span.set_attribute(sc.ERROR_TYPE, error_type)
-        if is_error or entry.broken:
-            span.set_status(Status(StatusCode.ERROR, error_type))
-        span.end()
-        self._instruments.tool_result(entry.provider, entry.label, result, duration)
-        return duration
 
     def not_delivered(self, entries: Sequence[OpenCall]) -> None:
         """End, as ``not_delivered``, the calls of ``entries`` still open: the SDK raised on

@@ -21,25 +21,19 @@ Choices made here:
 - ``finish_reason`` is the response ``status`` (``completed``, ``failed``, ``cancelled``),
   or for ``incomplete`` the ``incomplete_details.reason`` (``max_output_tokens``...).
 
-Fast path (``Reducer.fast``): a ``response.function_call_arguments.delta`` event in one of
-the compact key orders OpenAI sends, or in the layout learnt from the stream's first such
-event that missed them (any key order, spacing, ``event:`` line or not: ``_layout``), for a
-call already open, has its fragment appended still escaped, without decoding the event.
-The call is found by its item id, so deltas of several open calls may interleave.
+The fast path (``Reducer.fast``: an arguments delta taken without decoding it) is
+``openai_responses_fast``.
 """
 
 from __future__ import annotations
 
 import bisect
-import re
 from collections.abc import Callable
 from typing import Any, Final
 
-from .._json import INT, PLAIN_STRING, RAW_STRING, unescape, valid_utf8
 from ..model import Limits, Parsed, Problem, ToolCall, Usage
 from ..sse import SSEEvent
-from ._fragments import append_escaped
-from ._layout import Kind, Layout, learn, one_event
+from ._layout import Layout
 from ._openai import (
     NOT_JSON,
     Collector,
@@ -49,6 +43,7 @@ from ._openai import (
     text_or_none,
     usage_of,
 )
+from .openai_responses_fast import LEARN_TRIES, FastPath
 
 __all__ = ["Reducer", "parse_body"]
 
@@ -57,48 +52,7 @@ DIALECT: Final = "openai.responses"
 CALL_ITEMS: Final = {"function_call": "arguments", "custom_tool_call": "input"}
 #: Response statuses that end a response (and become ``finish_reason``).
 TERMINAL: Final = frozenset({"completed", "incomplete", "failed", "cancelled"})
-_DELTA_HEAD: Final = (
-    b"event: response.function_call_arguments.delta\n"
-    b'data: {"type":"response.function_call_arguments.delta",'
-)
-#: A whole delta event, in the two key orders seen from OpenAI. Groups: in order,
-#: sequence number, id, fragment, obfuscation value; delta first, fragment and id.
-_DELTA_IN_ORDER: Final = re.compile(
-    re.escape(_DELTA_HEAD)
-    + rb'(?:"sequence_number":('
-    + INT
-    + rb'),)?"item_id":"([ !#-\[\]-~]++)","output_index":'
-    + INT
-    + rb',"delta":"('
-    + RAW_STRING
-    + rb')"(?:,"obfuscation":"('
-    + PLAIN_STRING
-    + rb')")?\}\n\n'
-)
-_DELTA_FIRST: Final = re.compile(
-    re.escape(_DELTA_HEAD)
-    + rb'"delta":"('
-    + RAW_STRING
-    + rb')","item_id":"([ !#-\[\]-~]++)"(?:,"obfuscation":"'
-    + PLAIN_STRING
-    + rb'")?,"output_index":'
-    + INT
-    + rb',"sequence_number":'
-    + INT
-    + rb"\}\n\n"
-)
 _ARGS_DELTA: Final = "response.function_call_arguments.delta"
-_ARGS_TYPE: Final = b'"response.function_call_arguments.delta"'
-#: The values of an arguments delta that vary from event to event (groups of a layout).
-_DELTA_KEYS: Final[dict[str, Kind]] = {
-    "item_id": "id",
-    "delta": "string",
-    "output_index": "int",
-    "sequence_number": "int",
-    "obfuscation": "id",
-}
-_OPTIONAL: Final = frozenset({"output_index", "sequence_number", "obfuscation"})
-_LEARN_TRIES: Final = 3
 _CALL_EVENTS: Final = frozenset(
     {
         "response.output_item.added",
@@ -111,7 +65,7 @@ _CALL_EVENTS: Final = frozenset(
 )
 
 
-class Reducer:
+class Reducer(FastPath):
     """Folds one Responses stream; calls are emitted when their item is done."""
 
     __slots__ = (
@@ -121,15 +75,12 @@ class Reducer:
         "_handlers",
         "_head",
         "_items",
-        "_layouts",
         "_limit",
         "_next_pos",
         "_out",
         "_parsed",
         "_partial",
         "_queue",
-        "_sample",
-        "_tries",
     )
 
     def __init__(self, limits: Limits) -> None:
@@ -148,7 +99,7 @@ class Reducer:
         self._partial: set[int] = set()
         self._layouts: list[Layout] = []  # learnt from this stream's events
         self._sample: bytes | None = None  # a delta event the fast path missed, to learn from
-        self._tries = _LEARN_TRIES
+        self._tries = LEARN_TRIES
         self._handlers: dict[str, Callable[[dict[str, Any]], None]] = {
             "response.created": self._started,
             "response.in_progress": self._started,
@@ -164,32 +115,6 @@ class Reducer:
             "response.failed": self._terminal,
             "error": self._error,
         }
-
-    def fast(self, chunk: bytes) -> bool:
-        """Append the fragment of a one-event arguments delta of an open call, still
-        escaped, when the event has one of OpenAI's compact key orders; False otherwise."""
-        match = _DELTA_IN_ORDER.fullmatch(chunk)
-        if match is not None:
-            item_id, raw = match[2], match[3]
-        elif chunk.startswith(_DELTA_HEAD) and (match := _DELTA_FIRST.fullmatch(chunk)):
-            raw, item_id = match[1], match[2]
-        else:
-            for layout in self._layouts:
-                if match := layout.pattern.fullmatch(chunk):
-                    break
-            else:
-                if self._tries and chunk.find(_ARGS_TYPE) >= 0 and one_event(chunk):
-                    self._sample = chunk  # the full path decodes it next: learn from it
-                return False
-            groups = layout.groups
-            item_id, raw = match[groups["item_id"]], match[groups["delta"]]
-        call = self._items.get(item_id.decode("ascii"))
-        if call is None or call.finished or not (raw.isascii() or valid_utf8(raw)):
-            return False  # (every call is finished once the response is complete)
-        if self._partial and id(call) in self._partial:
-            return False
-        append_escaped(call, raw, self._limit)
-        return True
 
     def event(self, ev: SSEEvent) -> list[ToolCall]:
         """Take one SSE event; return the calls it completed, in output order."""
@@ -207,18 +132,6 @@ class Reducer:
         if sample is not None and kind == _ARGS_DELTA and ev.terminated:
             self._learn(sample, payload)
         return self.take(kind, payload)
-
-    def _learn(self, sample: bytes, payload: dict[str, Any]) -> None:
-        """Learn the layout of ``sample``, the event ``payload`` was decoded from."""
-        self._tries -= 1
-        layout = learn(sample, _DELTA_KEYS, _OPTIONAL)
-        match = layout.pattern.fullmatch(sample) if layout is not None else None
-        if layout is None or match is None:
-            return
-        item_id, raw = match[layout.groups["item_id"]], match[layout.groups["delta"]]
-        same_id = item_id.decode("ascii") == payload.get("item_id")
-        if same_id and valid_utf8(raw) and unescape(raw) == payload.get("delta"):
-            self._layouts.append(layout)
 
     def take(self, kind: str, payload: dict[str, Any]) -> list[ToolCall]:
         """One event already decoded (``kind``: its type): what ``event`` does with it."""

@@ -1,0 +1,121 @@
+"""The bytes kept for an SDK's item reader stay within ``max_event_bytes`` wherever the
+chunks go: also when the app reads the body itself, past the SDK's loop.
+
+An SDK stream claims its body when its loop is created (openai: with the stream;
+anthropic: at its first item). An app that then reads the raw body
+(``response.iter_bytes()``), or reads a few items and then the rest of the body from
+``response.stream``, reads chunks no step of the SDK's loop sees: the tap holds at most
+``max_event_bytes`` of them, then parses the bytes instead, and the calls are the ones the
+server sent, each once, with no problem.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import anthropic
+import openai
+import pytest
+
+from tests.recorder import Recorder
+from tests.sdk.drivers import ANTHROPIC_TRACES, SCHEMA
+from tooltap._patch.sdk_stream import tapped
+from tooltap.core import Limits
+from tooltap.simulator import Simulator
+
+CAP = 1024
+#: Two calls whose arguments, sent 8 characters a delta, make a body of many times the cap.
+CALLS = [
+    ("lookup_demo_value", {"key": "height", "note": "h" * 1500}),
+    ("lookup_demo_value", {"key": "weight", "note": "w" * 1500}),
+]
+MESSAGES = [{"role": "user", "content": "How tall am I, and how heavy?"}]
+
+
+@pytest.fixture(scope="module")
+def sim() -> Iterator[Simulator]:
+    with Simulator(calls=list(CALLS)) as server:
+        yield server
+
+
+def _stream(lib: str, sim: Simulator, *, sync: bool = True) -> tuple[Any, Any]:
+    """A client and the SDK stream it creates (awaitable when async), not read yet."""
+    if lib == "openai":
+        cls: Any = openai.OpenAI if sync else openai.AsyncOpenAI
+        client = cls(base_url=sim.openai_base_url, api_key="sk-test", max_retries=0)
+        tools: list[Any] = [
+            {"type": "function", "function": {"name": "lookup_demo_value", "parameters": SCHEMA}}
+        ]
+        return client, client.chat.completions.create(
+            model="gpt-4o", messages=MESSAGES, tools=tools, stream=True
+        )
+    options: dict[str, Any] = {"open_telemetry": False} if ANTHROPIC_TRACES else {}
+    cls = anthropic.Anthropic if sync else anthropic.AsyncAnthropic
+    client = cls(base_url=sim.anthropic_base_url, api_key="sk-ant-test", max_retries=0, **options)
+    tools = [{"name": "lookup_demo_value", "input_schema": SCHEMA}]
+    return client, client.messages.create(
+        model="claude-x", max_tokens=64, messages=MESSAGES, tools=tools, stream=True
+    )
+
+
+def _check(recorder: Recorder, body: bytearray, held: int) -> None:
+    """The body was many times the cap, the tap never held more than the cap, and the calls
+    are the server's, each once, with no problem."""
+    assert len(body) > 10 * CAP
+    assert held <= CAP
+    assert [(name, args) for _, name, args in recorder.calls()] == CALLS
+    (span,) = recorder.inference()
+    assert not [e for e in span.events if e.attributes and "tooltap.problem.kind" in e.attributes]
+
+
+CASES = pytest.mark.parametrize(
+    ("lib", "items"),
+    [("openai", 0), ("openai", 2), ("anthropic", 2)],
+    ids=["openai-raw", "openai-items-then-raw", "anthropic-items-then-raw"],
+)
+
+
+@CASES
+def test_the_bytes_kept_stay_within_the_cap_when_the_app_reads_the_body(
+    lib: str, items: int, sim: Simulator, recorder: Recorder
+) -> None:
+    recorder.instrument(limits=Limits(max_event_bytes=CAP))
+    client, stream = _stream(lib, sim)
+    state = tapped(stream.response.stream)
+    for _, _item in zip(range(items), stream, strict=False):
+        pass
+    assert state is not None and state.items is not None  # the SDK's loop claimed the body
+    body = bytearray()
+    held = 0
+    chunks = stream.response.iter_bytes() if items == 0 else iter(stream.response.stream)
+    for chunk in chunks:
+        body += chunk
+        held = max(held, len(state.kept()[0]))
+    stream.close()
+    client.close()
+    _check(recorder, body, held)
+
+
+@CASES
+async def test_the_bytes_kept_stay_within_the_cap_when_the_app_reads_the_body_async(
+    lib: str, items: int, sim: Simulator, recorder: Recorder
+) -> None:
+    recorder.instrument(limits=Limits(max_event_bytes=CAP))
+    client, created = _stream(lib, sim, sync=False)
+    stream = await created
+    state = tapped(stream.response.stream)
+    taken = 0
+    while taken < items:
+        await anext(stream)
+        taken += 1
+    assert state is not None and state.items is not None  # the SDK's loop claimed the body
+    body = bytearray()
+    held = 0
+    chunks = stream.response.aiter_bytes() if items == 0 else stream.response.stream
+    async for chunk in chunks:
+        body += chunk
+        held = max(held, len(state.kept()[0]))
+    await stream.close()
+    await client.close()
+    _check(recorder, body, held)
