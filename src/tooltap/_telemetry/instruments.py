@@ -207,17 +207,18 @@ class ToolNames:
 
     def __init__(self, cap: int) -> None:
         self._cap = cap
-        self._seen: set[str] = set()
+        self._seen: dict[str, str] = {}  # name -> its metric value (sanitized once)
         self._lock = OwnedLock()
 
     def label(self, name: str | None, declared: Mapping[str, object] | None) -> str:
         """The metric value for ``name`` given the request's declared tools (None: unknown)."""
         if not name or declared is None or name not in declared:
             return sc.UNDECLARED_TOOL
-        if name in self._seen:
-            return text(name, NAME_CHARS)
+        label = self._seen.get(name)
+        if label is not None:
+            return label
         with self._lock:
             if len(self._seen) >= self._cap:
                 return sc.OTHER_TOOL
-            self._seen.add(name)
-        return text(name, NAME_CHARS)
+            label = self._seen[name] = text(name, NAME_CHARS)
+        return label
