@@ -38,8 +38,13 @@ def new_rlock() -> threading.RLock:
     return lock
 
 
-#: Per thread: how many ``OwnedLock``s it holds or is entering or leaving.
-_held = threading.local()
+class _Held(threading.local):
+    """Per thread: how many ``OwnedLock``s it holds or is entering or leaving."""
+
+    depth = 0
+
+
+_held = _Held()
 
 
 class OwnedLock:
@@ -54,7 +59,7 @@ class OwnedLock:
         _locks.add(self)
 
     def __enter__(self) -> None:
-        _held.depth = getattr(_held, "depth", 0) + 1  # before acquiring: a signal may land
+        _held.depth += 1  # before acquiring: a signal may land
         self._lock.acquire()
 
     def __exit__(self, *exc: object) -> None:
@@ -72,7 +77,7 @@ class OwnedLock:
 def holding_lock() -> bool:
     """Whether this thread holds an ``OwnedLock``, or is entering or leaving one (maybe
     interrupted there by the signal handler asking); a False answer is always right."""
-    return bool(getattr(_held, "depth", 0))
+    return bool(_held.depth)
 
 
 def in_child(hook: Callable[[], None]) -> Callable[[], None]:

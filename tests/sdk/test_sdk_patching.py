@@ -96,7 +96,7 @@ def test_missing_target_is_skipped_not_raised(caplog: pytest.LogCaptureFixture) 
     for _ in range(2):
         patches.install()
         try:
-            assert patches.applied == ()
+            assert patches.applied == () and not patches.any_applied
         finally:
             patches.uninstall()
     (warned,) = [r for r in caplog.records if "no_such_method not found" in r.getMessage()]
@@ -116,11 +116,11 @@ def test_fallback_target_of_an_older_major() -> None:
     patches = PatchSet([Patch("json", "JSONDecoder.no_such_method", spy, "JSONDecoder.decode")])
     patches.install()
     try:
-        assert patches.applied == ("json:JSONDecoder.decode",)
+        assert patches.applied == ("json:JSONDecoder.decode",) and patches.any_applied
         assert json.JSONDecoder().decode("[1]") == [1] and seen == ["[1]"]
     finally:
         patches.uninstall()
-    assert json.JSONDecoder.__dict__["decode"] is original
+    assert json.JSONDecoder.__dict__["decode"] is original and not patches.any_applied
 
 
 def _call() -> Call:

@@ -165,8 +165,10 @@ def oversized_value(
     name: str | None,
 ) -> Problem | None:
     """An ``oversized_arguments`` Problem when decoded ``value`` exceeds the limit as JSON text."""
+    if _surely_within(value, limits.max_argument_bytes):
+        return None
     try:
-        text = json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+        text = _ENCODER.encode(value)
     except (TypeError, ValueError, RecursionError):
         return None
     if len(text) <= limits.max_argument_bytes:
@@ -174,6 +176,48 @@ def oversized_value(
     return Problem(
         "oversized_arguments", index, call_id, f"{len(text)} characters", name, text[:256]
     )
+
+
+_ENCODER: Final = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"))
+#: Values ``_surely_within`` looks at before it leaves the answer to the encoder.
+_WALK: Final = 64
+#: The longest JSON of a float (``-2.2250738585072014e-308``).
+_FLOAT_CHARS: Final = 24
+
+
+def _surely_within(value: Any, limit: int) -> bool:
+    """Whether ``value`` as compact JSON is surely at most ``limit`` characters, from an
+    upper bound of its length (a character escapes to at most 6, an int of n bits has
+    fewer than n/3 + 1 digits); False when unsure: over the bound, not plain JSON types,
+    or more than ``_WALK`` values (a cycle among them)."""
+    size, stack, budget = 0, [value], _WALK
+    while stack:
+        budget -= 1
+        item = stack.pop()
+        kind = type(item)
+        if kind is str:
+            size += 6 * len(item) + 2
+        elif kind is dict:
+            size += 2 + 2 * len(item)  # braces; a colon and a comma each
+            for key in item:
+                if type(key) is not str:
+                    return False
+                size += 6 * len(key) + 2
+            stack.extend(item.values())
+        elif kind is list or kind is tuple:
+            size += 2 + len(item)
+            stack.extend(item)
+        elif kind is int:
+            size += item.bit_length() // 3 + 2
+        elif kind is float:
+            size += _FLOAT_CHARS
+        elif kind is bool or item is None:
+            size += 5
+        else:
+            return False
+        if size > limit or budget < 0:
+            return False
+    return True
 
 
 def _preview(value: Any) -> str:

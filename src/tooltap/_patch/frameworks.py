@@ -188,4 +188,4 @@ PATCHES = PatchSet(
 )
 
 #: tooltap's own tool spans wait for a framework's only while one of these hooks is in place.
-set_framework_probe(lambda: bool(PATCHES.applied))
+set_framework_probe(lambda: PATCHES.any_applied)

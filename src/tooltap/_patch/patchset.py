@@ -88,6 +88,11 @@ class PatchSet:
             quietly(wrapt.unwrap_object, one.parent, one.attribute, one.handle, missing_ok=True)
 
     @property
+    def any_applied(self) -> bool:
+        """Whether any patch is in place (what ``applied`` lists, without listing it)."""
+        return bool(self._applied)
+
+    @property
     def applied(self) -> tuple[str, ...]:
         """The ``module:target`` of every patch in place (for tests and diagnostics)."""
         return tuple(f"{p.module}:{a.path}" for p, a in list(self._applied.items()))

@@ -223,7 +223,7 @@ class Config:
 
     def output_tool(self, name: str) -> bool:
         """Whether a call of ``name`` is an output tool (``output_tools``)."""
-        return _output_tools(self.output_tools).match(name) is not None
+        return bool(self.output_tools) and _output_tools(self.output_tools).match(name) is not None
 
     def observes(self, host: str | None, path: str) -> bool:
         """Whether traffic to ``host`` + ``path`` is observed under ``hosts`` / ``exclude``."""

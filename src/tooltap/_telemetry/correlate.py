@@ -21,7 +21,7 @@ from __future__ import annotations
 from collections import OrderedDict
 from collections.abc import Hashable, Iterable, Mapping
 from dataclasses import dataclass
-from typing import Final, TypeVar, Union
+from typing import Any, Final, TypeVar, Union
 
 from opentelemetry.trace import Span, SpanContext
 
@@ -120,14 +120,21 @@ class OpenCalls:
         self._seq += 1
         self._order[entry.seq] = entry
         self.bytes += entry.size
-        scope = entry.conversation
-        if entry.call_id is not None:
-            _put(self._by_id, entry.call_id, entry)
-            _put(self._by_id_key, (entry.call_id, entry.key), entry)
-            _put(self._scoped_id_key, (entry.call_id, entry.key, scope), entry)
-        if entry.key is not None:
-            _put(self._by_key, entry.key, entry)
-            _put(self._scoped_key, (entry.key, scope), entry)
+        scope, call_id, key = entry.conversation, entry.call_id, entry.key
+        puts: list[tuple[dict[Any, _Slot], Hashable]] = []
+        if call_id is not None:
+            puts += ((self._by_id, call_id), (self._by_id_key, (call_id, key)),
+                     (self._scoped_id_key, (call_id, key, scope)))  # fmt: skip
+        if key is not None:
+            puts += ((self._by_key, key), (self._scoped_key, (key, scope)))
+        for index, at in puts:  # each index's slot: the entry, or several by age rank
+            slot = index.get(at)
+            if slot is None:
+                index[at] = entry
+            elif isinstance(slot, OpenCall):
+                index[at] = OrderedDict(((slot.seq, slot), (entry.seq, entry)))
+            else:
+                slot[entry.seq] = entry
         if entry.turn is not None and scope is not None:
             self._by_scope.setdefault(scope, {}).setdefault(entry.turn, {})[entry.seq] = entry
         evicted = []
@@ -249,16 +256,6 @@ class OpenCalls:
 
 #: The open calls under one index key: the call itself, or several by age rank, oldest first.
 _Slot = Union["OpenCall", "OrderedDict[int, OpenCall]"]
-
-
-def _put(index: dict[_K, _Slot], key: _K, entry: OpenCall) -> None:
-    slot = index.get(key)
-    if slot is None:
-        index[key] = entry
-    elif isinstance(slot, OpenCall):
-        index[key] = OrderedDict(((slot.seq, slot), (entry.seq, entry)))
-    else:
-        slot[entry.seq] = entry
 
 
 def _drop(index: dict[_K, _Slot], key: _K, entry: OpenCall) -> None:

@@ -42,6 +42,14 @@ class Tally:
         with self._lock:
             self._totals[key] = self._totals.get(key, 0) + amount
 
+    def add_all(self, counts: Iterable[tuple[int, Mapping[str, Any]]]) -> None:
+        """``add`` each (amount, attribute set), under one lock."""
+        keyed = [(frozenset(attributes.items()), amount) for amount, attributes in counts]
+        with self._lock:
+            totals = self._totals
+            for key, amount in keyed:
+                totals[key] = totals.get(key, 0) + amount
+
     def observe(self, _options: CallbackOptions) -> Iterable[Observation]:
         """The totals so far, one observation per attribute set."""
         with self._lock:
@@ -158,6 +166,13 @@ class Instruments:
         """``tooltap.tool_calls``, by ``tooltap.outcome`` (delivered, broken or not delivered)."""
         self.tool_calls.add(count, {**_tool(provider, tool), sc.TOOLTAP_OUTCOME: outcome})
 
+    def tool_call_counts(self, provider: str, counts: Mapping[tuple[str, str], int]) -> None:
+        """``tool_call`` of each count by (tool, outcome), in one tally update."""
+        self.tool_calls.add_all(
+            (count, {**_tool(provider, tool), sc.TOOLTAP_OUTCOME: outcome})
+            for (tool, outcome), count in counts.items()
+        )
+
     def tool_result(
         self, provider: str, tool: str, result: str, duration: float | None = None
     ) -> None:
@@ -207,17 +222,18 @@ class ToolNames:
 
     def __init__(self, cap: int) -> None:
         self._cap = cap
-        self._seen: set[str] = set()
+        self._seen: dict[str, str] = {}  # name -> its metric value (sanitized once)
         self._lock = OwnedLock()
 
     def label(self, name: str | None, declared: Mapping[str, object] | None) -> str:
         """The metric value for ``name`` given the request's declared tools (None: unknown)."""
         if not name or declared is None or name not in declared:
             return sc.UNDECLARED_TOOL
-        if name in self._seen:
-            return text(name, NAME_CHARS)
+        label = self._seen.get(name)
+        if label is not None:
+            return label
         with self._lock:
             if len(self._seen) >= self._cap:
                 return sc.OTHER_TOOL
-            self._seen.add(name)
-        return text(name, NAME_CHARS)
+            label = self._seen[name] = text(name, NAME_CHARS)
+        return label

@@ -67,6 +67,8 @@ def _clean(value: str, limit: int) -> tuple[str, bool]:
 
 def text(value: str, limit: int = TEXT_CHARS) -> str:
     """``value`` valid and within ``limit`` (where nothing counts the cut: metric values)."""
+    if len(value) <= limit and value.isascii():  # most values: as they are
+        return value
     return _clean(value, limit)[0]
 
 
@@ -91,16 +93,22 @@ class Sanitizer:
         self.truncated = 0
 
     def text(self, value: str, limit: int = TEXT_CHARS) -> str:
+        if len(value) <= limit and value.isascii():  # most values: as they are
+            return value
         cleaned, cut = _clean(value, limit)
         self.truncated += cut
         return cleaned
 
     def name(self, value: str) -> str:
         """A tool name or a model."""
+        if len(value) <= NAME_CHARS and value.isascii():
+            return value
         return self.text(value, NAME_CHARS)
 
     def id(self, value: str) -> str:
         """A tool call id or a response id."""
+        if len(value) <= ID_CHARS and value.isascii():
+            return value
         return self.text(value, ID_CHARS)
 
     def json(self, value: Any) -> str:
