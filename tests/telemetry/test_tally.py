@@ -63,20 +63,3 @@ def test_concurrent_adds_lose_no_count() -> None:
     for thread in threads:
         thread.join()
     assert _sums(reader, sc.RETRIES) == {frozenset({("k", "v")}): 40_000}
-
-
-def test_add_all_counts_each_attribute_set_as_add_does() -> None:
-    reader = InMemoryMetricReader()
-    instruments = Instruments(MeterProvider(metric_readers=[reader]).get_meter("t"))
-    instruments.tool_call(1, "openai", "a", "ok")
-    instruments.tool_call_counts("openai", {("a", "ok"): 2, ("b", "ok"): 1, ("a", "error"): 1})
-    base = {sc.GEN_AI_OPERATION_NAME: sc.OPERATION_EXECUTE_TOOL, sc.GEN_AI_PROVIDER_NAME: "openai"}
-
-    def key(tool: str, outcome: str) -> frozenset[tuple[str, Any]]:
-        return frozenset({**base, sc.GEN_AI_TOOL_NAME: tool, sc.TOOLTAP_OUTCOME: outcome}.items())
-
-    assert _sums(reader, sc.TOOL_CALLS) == {
-        key("a", "ok"): 3,
-        key("b", "ok"): 1,
-        key("a", "error"): 1,
-    }

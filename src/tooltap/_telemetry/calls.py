@@ -123,7 +123,8 @@ class Calls:
                 outcome = sc.RESULT_NOT_DELIVERED
             counts[label, outcome] = counts.get((label, outcome), 0) + 1
         self._counts = []
-        self._op.tel.instruments.tool_call_counts(self._op.provider, counts)
+        for (label, outcome), count in counts.items():
+            self._op.tel.instruments.tool_call(count, self._op.provider, label, outcome)
 
     def responded(self, response_id: str | None) -> None:
         """The response (``response_id``) is settled: tell the lifecycle, or, while the SDK

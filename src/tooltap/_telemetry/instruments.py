@@ -42,14 +42,6 @@ class Tally:
         with self._lock:
             self._totals[key] = self._totals.get(key, 0) + amount
 
-    def add_all(self, counts: Iterable[tuple[int, Mapping[str, Any]]]) -> None:
-        """``add`` each (amount, attribute set), under one lock."""
-        keyed = [(frozenset(attributes.items()), amount) for amount, attributes in counts]
-        with self._lock:
-            totals = self._totals
-            for key, amount in keyed:
-                totals[key] = totals.get(key, 0) + amount
-
     def observe(self, _options: CallbackOptions) -> Iterable[Observation]:
         """The totals so far, one observation per attribute set."""
         with self._lock:
@@ -165,13 +157,6 @@ class Instruments:
     def tool_call(self, count: int, provider: str, tool: str, outcome: str) -> None:
         """``tooltap.tool_calls``, by ``tooltap.outcome`` (delivered, broken or not delivered)."""
         self.tool_calls.add(count, {**_tool(provider, tool), sc.TOOLTAP_OUTCOME: outcome})
-
-    def tool_call_counts(self, provider: str, counts: Mapping[tuple[str, str], int]) -> None:
-        """``tool_call`` of each count by (tool, outcome), in one tally update."""
-        self.tool_calls.add_all(
-            (count, {**_tool(provider, tool), sc.TOOLTAP_OUTCOME: outcome})
-            for (tool, outcome), count in counts.items()
-        )
 
     def tool_result(
         self, provider: str, tool: str, result: str, duration: float | None = None
