@@ -20,8 +20,9 @@ A run that counts instructions (a full run, or ``--skip e2e parsers memory``: ab
 15 minutes under valgrind, which the machine's load does not move; ``--skip
 instructions`` leaves it out) also writes that section, with its verdicts, into
 ``benchmarks/RESULTS.md`` between its markers.
-``--docs`` runs nothing: it rewrites the performance section of ``docs/PERFORMANCE.md``
-from ``results/latest.json``.
+``--docs`` runs nothing: from ``results/latest.json`` (a full run's figures) it computes
+every verdict anew and rewrites ``benchmarks/RESULTS.md`` and the performance section of
+``docs/PERFORMANCE.md``.
 """
 
 from __future__ import annotations
@@ -197,7 +198,7 @@ def main(argv: list[str] | None = None) -> int:
         "--readme",
         action="store_true",
         dest="docs",
-        help="rewrite the section of docs/PERFORMANCE.md from latest.json",
+        help="rewrite RESULTS.md and the section of docs/PERFORMANCE.md from latest.json",
     )
     args = parser.parse_args(argv)
     if args.docs:
@@ -239,8 +240,9 @@ def main(argv: list[str] | None = None) -> int:
     name = "latest" if full else "smoke" if args.smoke else "partial"
     path = args.json or _HERE / "results" / f"{name}.json"
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(out, indent=1) + "\n")
     command = "python -m benchmarks " + shlex.join(argv if argv is not None else sys.argv[1:])
+    out["command"] = command.strip()
+    path.write_text(json.dumps(out, indent=1) + "\n")
     report = _HERE / "RESULTS.md" if full and args.json is None else path.with_suffix(".md")
     report.write_text(_PREAMBLE + _header(out, command.strip()) + text)
     print(f"figures written to {path} and {report}", file=sys.stderr)
@@ -281,8 +283,9 @@ _PREAMBLE = """# Benchmark results
 
 Written by `python -m benchmarks` from one run of one commit; every verdict is computed
 from that run's figures against the targets in `benchmarks/_report.py`. Do not edit by
-hand: re-run it (about 5 minutes, 8 to 10 with the peers; the performance section of
-`docs/PERFORMANCE.md` then follows with `python -m benchmarks --docs`).
+hand: re-run it (about 22 minutes with the peers on 2 cores, 8 of them counting
+instructions under valgrind; the performance section of `docs/PERFORMANCE.md` then
+follows with `python -m benchmarks --docs`, which also computes these verdicts anew).
 
 **Reproduce** (from the repository root). With the peers, as these figures were taken
 when the peer table below has figures: `scripts/bench` (a venv of its own, `.venv-bench`,
@@ -364,13 +367,19 @@ def _write_counted(results: Path, counted: str, m: dict[str, Any], command: str)
 
 
 def _write_docs(results: Path) -> int:
-    """Rewrite ``docs/PERFORMANCE.md`` between its benchmark markers from ``results``."""
+    """Rewrite ``RESULTS.md`` and ``docs/PERFORMANCE.md`` (between its benchmark markers)
+    from ``results``, a full run's figures, with every verdict computed anew from them."""
     text = _DOCS.read_text()
     start, end = text.find("<!-- benchmarks:begin"), text.find(README_END)
     if start < 0 or end < start:
         print(f"{_DOCS} has no {README_BEGIN} ... {README_END} section", file=sys.stderr)
         return 1
-    section = readme_section(json.loads(results.read_text()))
+    out = json.loads(results.read_text())
+    _judge(out)
+    results.write_text(json.dumps(out, indent=1) + "\n")
+    command = out.get("command", "python -m benchmarks")
+    (_HERE / "RESULTS.md").write_text(_PREAMBLE + _header(out, command) + _text(out)[0])
+    section = readme_section(out)
     _DOCS.write_text(text[:start] + section + text[end + len(README_END) :])
     print(f"{_DOCS.name} performance section rewritten from {results}", file=sys.stderr)
     return 0

@@ -42,6 +42,9 @@ TARGET_GATEWAY_SHARE = 0.20
 TARGET_NON_LLM_RATIO = 1.02
 #: Time to first chunk: the instrumented best within this many ms or this share of bare.
 TTFC_MS, TTFC_SHARE = 1.0, 0.10
+#: Peak memory of a request (tracemalloc) unchanged: instrumented within this many KiB or
+#: this share of bare.
+PEAK_KIB, PEAK_SHARE = 64, 0.10
 #: Memory flat over sequential turns: growth per 1,000 turns over the second half, at most.
 FLAT_RSS_KIB, FLAT_GC_OBJECTS = 64, 16
 README_BEGIN = "<!-- benchmarks:begin (python -m benchmarks --docs writes this section) -->"
@@ -219,6 +222,15 @@ def targets(
                 f"TTFC unchanged (within {TTFC_MS:g} ms or {TTFC_SHARE:.0%})",
                 name,
                 f"{inst - bare:+.2f} ms",
+                "met" if inst - bare <= allowed else "MISSED",
+            )
+        bare, inst = c.get("bare_peak_kib"), c.get("tooltap_peak_kib")
+        if bare is not None and inst is not None:
+            allowed = max(PEAK_KIB, PEAK_SHARE * bare)
+            check(
+                f"peak memory unchanged (within {PEAK_KIB} KiB or {PEAK_SHARE:.0%})",
+                name,
+                f"{bare:.0f} → {inst:.0f} KiB ({inst - bare:+.0f})",
                 "met" if inst - bare <= allowed else "MISSED",
             )
     turns = (memory or {}).get("sequential")

@@ -173,3 +173,30 @@ def test_counted_streams_are_judged_by_the_ratio_target_beside_the_cpu_ratio() -
     ]  # fmt: skip
     skipped = streams_checks({"skipped": "valgrind not installed"})
     assert [c["verdict"] for c in skipped] == ["inconclusive"]
+
+
+def test_peak_memory_beyond_its_allowance_misses() -> None:
+    grown = _case("anthropic create(stream=True)", 56.0, 58.0, bare_peak_kib=171.0,
+                  tooltap_peak_kib=358.0)  # fmt: skip
+    within = _case("openai.chat not streamed", 1.0, 1.2, streamed=False, bare_peak_kib=98.0,
+                   tooltap_peak_kib=111.0)  # fmt: skip
+    verdicts = {t["case"]: t["verdict"] for t in targets([grown, within])
+                if t["target"].startswith("peak memory")}  # fmt: skip
+    assert verdicts == {
+        "anthropic create(stream=True)": "MISSED",  # +187 KiB over 171: more than 64 KiB
+        "openai.chat not streamed": "met",
+    }
+
+
+def test_a_history_count_below_bare_is_inconclusive() -> None:
+    from benchmarks._history import count_check
+
+    def counted(added_10: float, added_200: float) -> dict[str, Any]:
+        rows = [{"gc": False, "turns": t, "bare": 1e8, "tooltap": 1e8 + a, "added": a}
+                for t, a in ((10, added_10), (200, added_200))]  # fmt: skip
+        return {"requests": 1, "rows": rows, "growth_gc_off": added_200 - added_10,
+                "growth_gc_on": None}  # fmt: skip
+
+    assert count_check(counted(-2.8e6, -0.1e6))["verdict"] == "inconclusive"
+    assert count_check(counted(1.0e6, 1.2e6))["verdict"] == "met"
+    assert count_check(counted(1.0e6, 2.0e6))["verdict"] == "MISSED"
