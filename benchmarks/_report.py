@@ -157,6 +157,11 @@ def _peer_check(c: dict[str, Any]) -> tuple[str, str]:
     return value, verdict
 
 
+def _unchanged(bare: float, inst: float, bound: float, share: float) -> str:
+    """``met`` when ``inst`` exceeds ``bare`` by at most ``bound`` or ``share`` of it."""
+    return "met" if inst - bare <= max(bound, share * bare) else "MISSED"
+
+
 def _added_bound(case: str) -> float | None:
     return next((ms for part, ms in TARGET_ADDED_MS.items() if part in case), None)
 
@@ -217,22 +222,14 @@ def targets(
             )
         bare, inst = c.get("bare_ttfc_ms"), c.get("tooltap_ttfc_ms")
         if c["streamed"] and bare is not None and inst is not None:
-            allowed = max(TTFC_MS, TTFC_SHARE * bare)
-            check(
-                f"TTFC unchanged (within {TTFC_MS:g} ms or {TTFC_SHARE:.0%})",
-                name,
-                f"{inst - bare:+.2f} ms",
-                "met" if inst - bare <= allowed else "MISSED",
-            )
+            target = f"TTFC unchanged (within {TTFC_MS:g} ms or {TTFC_SHARE:.0%})"
+            verdict = _unchanged(bare, inst, TTFC_MS, TTFC_SHARE)
+            check(target, name, f"{inst - bare:+.2f} ms", verdict)
         bare, inst = c.get("bare_peak_kib"), c.get("tooltap_peak_kib")
         if bare is not None and inst is not None:
-            allowed = max(PEAK_KIB, PEAK_SHARE * bare)
-            check(
-                f"peak memory unchanged (within {PEAK_KIB} KiB or {PEAK_SHARE:.0%})",
-                name,
-                f"{bare:.0f} → {inst:.0f} KiB ({inst - bare:+.0f})",
-                "met" if inst - bare <= allowed else "MISSED",
-            )
+            target = f"peak memory unchanged (within {PEAK_KIB} KiB or {PEAK_SHARE:.0%})"
+            verdict = _unchanged(bare, inst, PEAK_KIB, PEAK_SHARE)
+            check(target, name, f"{bare:.0f} → {inst:.0f} KiB ({inst - bare:+.0f})", verdict)
     turns = (memory or {}).get("sequential")
     if turns:
         rss = turns["rss_growth_kib_per_1000_turns_second_half"]
