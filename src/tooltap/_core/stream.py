@@ -11,6 +11,7 @@ from typing import Any, Final, Literal
 
 from ._json import loads
 from .dialects import dialect as dialect_entry
+from .dialects._base import Reducer
 from .eventstream import EventStreamDecoder, events, looks_like_eventstream
 from .model import Limits, Parsed, Problem, ToolCall
 from .ndjson import NDJSONParser
@@ -103,13 +104,22 @@ class StreamParser:
     )
 
     def __init__(
-        self, dialect: str, *, limits: Limits | None = None, framing: Framing = "sse"
+        self,
+        dialect: str,
+        *,
+        limits: Limits | None = None,
+        framing: Framing = "sse",
+        reducer: Reducer | None = None,
     ) -> None:
+        """``reducer``: the dialect's reducer to go on with, for bytes that start at an
+        event boundary after the events it took (``Reducer.fork``); else a new one."""
         self.dialect = dialect
         self.limits = limits or Limits()
         self._cap = self.limits.max_event_bytes
         self._sse = SSEParser(self._cap)
-        self._reducer = dialect_entry(dialect).reducer(self.limits)
+        self._reducer = (
+            reducer if reducer is not None else dialect_entry(dialect).reducer(self.limits)
+        )
         self._eventstream = EventStreamDecoder(self._cap) if framing == "eventstream" else None
         self._lines = NDJSONParser(self._cap) if framing == "ndjson" else None
         self._fast: Callable[[bytes], bool] | None = (

@@ -23,6 +23,7 @@ from .dialects import (
     openai_responses,
     openai_responses_items,
 )
+from .dialects._base import Reducer
 from .dialects._items import Declined
 from .model import Limits, Parsed, ToolCall
 
@@ -36,28 +37,28 @@ class _Reader(Protocol):
     def ended(self) -> bool: ...
 
 
-def _anthropic(limits: Limits) -> tuple[_Reader, Callable[[], Parsed]]:
+def _anthropic(limits: Limits) -> tuple[_Reader, Reducer]:
     reducer = anthropic.Reducer(limits)
-    return anthropic_items.Items(reducer), reducer.finish
+    return anthropic_items.Items(reducer), reducer
 
 
-def _openai_chat(limits: Limits) -> tuple[_Reader, Callable[[], Parsed]]:
+def _openai_chat(limits: Limits) -> tuple[_Reader, Reducer]:
     reducer = openai_chat.Reducer(limits)
-    return openai_chat_items.Items(reducer), reducer.finish
+    return openai_chat_items.Items(reducer), reducer
 
 
-def _openai_responses(limits: Limits) -> tuple[_Reader, Callable[[], Parsed]]:
+def _openai_responses(limits: Limits) -> tuple[_Reader, Reducer]:
     reducer = openai_responses.Reducer(limits)
-    return openai_responses_items.Items(reducer), reducer.finish
+    return openai_responses_items.Items(reducer), reducer
 
 
-def _google(limits: Limits) -> tuple[_Reader, Callable[[], Parsed]]:
+def _google(limits: Limits) -> tuple[_Reader, Reducer]:
     reducer = google.Reducer(limits)
-    return google_items.Items(reducer), reducer.finish
+    return google_items.Items(reducer), reducer
 
 
-#: The dialects whose SDK items have a reader: a reader, and its reducer's ``finish``.
-_READERS: Final[dict[str, Callable[[Limits], tuple[_Reader, Callable[[], Parsed]]]]] = {
+#: The dialects whose SDK items have a reader: a reader, and the reducer it folds into.
+_READERS: Final[dict[str, Callable[[Limits], tuple[_Reader, Reducer]]]] = {
     openai_chat.DIALECT: _openai_chat,
     openai_responses.DIALECT: _openai_responses,
     anthropic.DIALECT: _anthropic,
@@ -70,14 +71,15 @@ class ItemParser:
 
     ``item(obj)`` returns the calls that item completed (it raises on an item its reader
     does not expect); ``ended`` tells whether the stream ended as it should (its last
-    event seen, not an error); ``close()`` returns the whole ``Parsed``.
+    event seen, not an error); ``close()`` returns the whole ``Parsed``; ``fork()``, the
+    reducer's state so far, for the bytes after the items taken (``StreamParser``).
     """
 
-    __slots__ = ("_finish", "_reader", "item")
+    __slots__ = ("_reader", "_reducer", "item")
 
-    def __init__(self, reader: _Reader, finish: Callable[[], Parsed]) -> None:
+    def __init__(self, reader: _Reader, reducer: Reducer) -> None:
         self._reader = reader
-        self._finish = finish
+        self._reducer = reducer
         self.item: Callable[[Any], list[ToolCall]] = reader.item
 
     @property
@@ -87,7 +89,13 @@ class ItemParser:
 
     def close(self) -> Parsed:
         """End of the stream: everything learnt."""
-        return self._finish()
+        return self._reducer.finish()
+
+    def fork(self) -> Reducer | None:
+        """An independent copy of the reducer as the items so far left it, when its
+        dialect's reducer can be copied (else None)."""
+        fork: Callable[[], Reducer] | None = getattr(self._reducer, "fork", None)
+        return None if fork is None else fork()
 
 
 def item_parser(dialect: str, limits: Limits) -> ItemParser | None:

@@ -38,6 +38,9 @@ class Reducer(Protocol):
     A reducer may also have ``fast(chunk) -> bool``: apply a chunk that is exactly one whole
     event (LF line ends, one blank line at its end, no CR) whose effect is certain from its
     bytes (see ``StreamParser``), or return False, unchanged, for any other chunk.
+
+    And ``fork() -> Reducer``: an independent copy of what it learnt so far, which a
+    parser of the rest of the stream's bytes may take on (``StreamParser(reducer=...)``).
     """
 
     def __init__(self, limits: Limits) -> None: ...

@@ -21,15 +21,34 @@ __all__ = ["Fragments", "append_escaped"]
 class Fragments:
     """Ordered fragments; runs of escaped ones share one ``bytearray``."""
 
-    __slots__ = ("parts", "run", "size")
+    __slots__ = ("joined", "parts", "run", "size")
 
     def __init__(self) -> None:
         self.parts: list[str | bytearray] = []
         self.size = 0
         self.run: bytearray | None = None  # the last part, when it is an escaped run
+        self.joined = 0  # parts before this one are each the fragments of one fork's time
 
     def __bool__(self) -> bool:
         return bool(self.parts)
+
+    def fork(self) -> Fragments:
+        """An independent copy: what either takes later leaves the other as it is (the
+        open run, the only part extended in place, is copied; the rest is shared).
+
+        The decoded fragments that came since the last fork are joined into one piece
+        first (the text is the same): a stream's many small fragments are held as a few
+        strings, not as one object each."""
+        parts, joined = self.parts, self.joined
+        if len(parts) - joined > 1 and bytearray not in map(type, parts[joined:]):
+            parts[joined:] = ["".join(cast(list[str], parts[joined:]))]
+        self.joined = len(parts)
+        twin = Fragments.__new__(Fragments)
+        twin.parts = parts[:]
+        twin.size, twin.joined, twin.run = self.size, self.joined, None
+        if self.run is not None:
+            twin.run = twin.parts[-1] = bytearray(self.run)
+        return twin
 
     def add(self, fragment: str) -> None:
         """Append a decoded fragment."""

@@ -136,6 +136,19 @@ class PendingCall:
         self.pos = 0  # ordering key within its response
         self.late = False  # fragments arrived after the call finished (reported once)
 
+    def fork(self, twins: dict[int, PendingCall]) -> PendingCall:
+        """An independent copy, once per call: ``twins`` maps the ``id`` of each call
+        forked already to its copy (a call several tables hold stays one call)."""
+        twin = twins.get(id(self))
+        if twin is None:
+            twin = twins[id(self)] = PendingCall.__new__(PendingCall)
+            twin.call_id, twin.name, twin.kind = self.call_id, self.name, self.kind
+            twin.fragments = self.fragments.fork()
+            twin.oversized, twin.bad, twin.value = self.oversized, self.bad, self.value
+            twin.final_text, twin.finished = self.final_text, self.finished
+            twin.truncated, twin.pos, twin.late = self.truncated, self.pos, self.late
+        return twin
+
     @property
     def parts(self) -> list[str | bytearray]:
         """The fragments kept so far (decoded, or runs still escaped)."""
@@ -202,6 +215,16 @@ class Collector:
         self.usage: Usage | None = None
         self.finish_reason: str | None = None
         self._errors: set[str] = set()
+
+    def fork(self) -> Collector:
+        """An independent copy (the calls and problems settled so far are shared values)."""
+        twin = Collector.__new__(Collector)
+        twin.limits, twin.dialect = self.limits, self.dialect
+        twin.calls, twin.problems = self.calls[:], self.problems[:]
+        twin.ordinal, twin.response_id, twin.model = self.ordinal, self.response_id, self.model
+        twin.usage, twin.finish_reason = self.usage, self.finish_reason
+        twin._errors = set(self._errors)
+        return twin
 
     def settle(self, call: PendingCall) -> ToolCall | None:
         """Turn a finished call into a ``ToolCall`` (returned) or a ``Problem`` (recorded)."""

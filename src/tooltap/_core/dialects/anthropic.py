@@ -82,6 +82,21 @@ class Reducer(FastPath, BlockCalls):
         self._sample: bytes | None = None  # a delta event the fast path missed, to learn from
         self._tries = LEARN_TRIES
 
+    def fork(self) -> Reducer:
+        """An independent copy of what this stream told so far, to go on from the same
+        point with other events (the layouts learnt are kept)."""
+        twin = Reducer.__new__(Reducer)
+        twin._limits, twin._max_args, twin._measure = self._limits, self._max_args, self._measure
+        twin._calls, twin._server = self._calls[:], self._server[:]
+        twin._problems, twin._usage = self._problems[:], dict(self._usage)
+        twin._blocks = {index: block.fork() for index, block in self._blocks.items()}
+        twin._by_digits = {b"%d" % index: block for index, block in twin._blocks.items()}
+        twin._ordinals, twin._finish = self._ordinals, self._finish
+        twin._id, twin._model = self._id, self._model
+        twin._ended, twin._failed = self._ended, self._failed
+        twin._layouts, twin._sample, twin._tries = self._layouts[:], None, self._tries
+        return twin
+
     def event(self, ev: SSEEvent) -> list[ToolCall]:
         """Take one SSE event; return the call it completes (at most one)."""
         name = ev.event

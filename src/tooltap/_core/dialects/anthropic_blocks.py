@@ -53,6 +53,14 @@ class Block:
         self.fragments = Fragments()
         self.oversized = False  # over limits.max_argument_bytes: fragments no longer kept
 
+    def fork(self) -> Block:
+        """An independent copy: what either takes later leaves the other as it is."""
+        twin = Block.__new__(Block)
+        twin.kind, twin.toolset, twin.call_id = self.kind, self.toolset, self.call_id
+        twin.name, twin.ordinal, twin.start_input = self.name, self.ordinal, self.start_input
+        twin.fragments, twin.oversized = self.fragments.fork(), self.oversized
+        return twin
+
     def add(self, fragment: str, limit: int) -> None:
         """Append one decoded fragment; past ``limit`` the block is ``oversized`` (it keeps
         that one)."""

@@ -65,6 +65,16 @@ class _Choice:
         self.done = False  # a finish_reason arrived
         self.late = False  # tool call data came after it (reported once)
 
+    def fork(self, twins: dict[int, PendingCall]) -> _Choice:
+        """An independent copy, its calls forked once each (``PendingCall.fork``)."""
+        twin = _Choice.__new__(_Choice)
+        twin.pending = deque(call.fork(twins) for call in self.pending)
+        twin.by_index = {index: call.fork(twins) for index, call in self.by_index.items()}
+        twin.open = None if self.open is None else self.open.fork(twins)
+        twin.legacy = None if self.legacy is None else self.legacy.fork(twins)
+        twin.done, twin.late = self.done, self.late
+        return twin
+
     def start(self, call: PendingCall) -> None:
         """A new call begins: unfinished calls whose arguments are a whole JSON object are
         finished (the sequential case); the others may still receive deltas."""
@@ -111,6 +121,21 @@ class Reducer:
         self._path = FastPath(limits.max_argument_bytes)
         #: One arguments-only delta of choice 0 taken whole (``FastPath.fast``).
         self.fast: Callable[[bytes], bool] = self._path.fast
+
+    def fork(self) -> Reducer:
+        """An independent copy of what this stream told so far, to go on from the same
+        point with other events; its fast path learns the stream's layout anew."""
+        twin = Reducer.__new__(Reducer)
+        twins: dict[int, PendingCall] = {}
+        twin._out = self._out.fork()
+        twin._limit = self._limit
+        twin._choices = {index: st.fork(twins) for index, st in self._choices.items()}
+        twin._complete, twin._failed = self._complete, self._failed
+        twin._released, twin._parsed = self._released, self._parsed
+        twin._path = FastPath(self._limit)
+        twin.fast = twin._path.fast
+        twin._retarget()
+        return twin
 
     def _retarget(self) -> None:
         """Point the fast path at the arguments deltas of choice 0's unfinished calls."""

@@ -72,7 +72,6 @@ class Reducer(FastPath):
         "_at",
         "_complete",
         "_failed",
-        "_handlers",
         "_head",
         "_items",
         "_limit",
@@ -100,21 +99,23 @@ class Reducer(FastPath):
         self._layouts: list[Layout] = []  # learnt from this stream's events
         self._sample: bytes | None = None  # a delta event the fast path missed, to learn from
         self._tries = LEARN_TRIES
-        self._handlers: dict[str, Callable[[dict[str, Any]], None]] = {
-            "response.created": self._started,
-            "response.in_progress": self._started,
-            "response.queued": self._started,
-            "response.output_item.added": self._item_added,
-            "response.function_call_arguments.delta": self._delta,
-            "response.custom_tool_call_input.delta": self._delta,
-            "response.function_call_arguments.done": self._args_done,
-            "response.custom_tool_call_input.done": self._args_done,
-            "response.output_item.done": self._item_done,
-            "response.completed": self._terminal,
-            "response.incomplete": self._terminal,
-            "response.failed": self._terminal,
-            "error": self._error,
-        }
+
+    def fork(self) -> Reducer:
+        """An independent copy of what this stream told so far, to go on from the same
+        point with other events (the layouts learnt are kept)."""
+        twin = Reducer.__new__(Reducer)
+        twins: dict[int, PendingCall] = {}
+        twin._out = self._out.fork()
+        twin._limit = self._limit
+        twin._items = {key: call.fork(twins) for key, call in self._items.items()}
+        twin._at = {index: call.fork(twins) for index, call in self._at.items()}
+        twin._queue = [call.fork(twins) for call in self._queue]
+        twin._head, twin._next_pos = self._head, self._next_pos
+        twin._complete, twin._failed, twin._parsed = self._complete, self._failed, self._parsed
+        # (``_partial`` holds ids: the ids of the copies; a call no table holds is gone)
+        twin._partial = {id(twins[key]) for key in self._partial if key in twins}
+        twin._layouts, twin._sample, twin._tries = self._layouts[:], None, self._tries
+        return twin
 
     def event(self, ev: SSEEvent) -> list[ToolCall]:
         """Take one SSE event; return the calls it completed, in output order."""
@@ -135,15 +136,15 @@ class Reducer(FastPath):
 
     def take(self, kind: str, payload: dict[str, Any]) -> list[ToolCall]:
         """One event already decoded (``kind``: its type): what ``event`` does with it."""
-        handler = self._handlers.get(kind)
+        handler = _HANDLERS.get(kind)
         if handler is None or (self._complete and kind in _CALL_EVENTS):
             return []  # call events after the end are not part of the response
-        handler(payload)
+        handler(self, payload)
         return self._release()
 
     def handles(self, kind: str) -> bool:
         """Whether events of type ``kind`` change anything (else ``take`` ignores them)."""
-        return kind in self._handlers
+        return kind in _HANDLERS
 
     def args_delta(self, item_id: str, fragment: str) -> bool:
         """An arguments delta of the open call of item ``item_id``, taken as ``take`` would;
@@ -301,6 +302,24 @@ class Reducer(FastPath):
             if tc is not None:
                 out.append(tc)
         return out
+
+
+#: The reducer's handler of each event type it reads.
+_HANDLERS: Final[dict[str, Callable[[Reducer, dict[str, Any]], None]]] = {
+    "response.created": Reducer._started,
+    "response.in_progress": Reducer._started,
+    "response.queued": Reducer._started,
+    "response.output_item.added": Reducer._item_added,
+    "response.function_call_arguments.delta": Reducer._delta,
+    "response.custom_tool_call_input.delta": Reducer._delta,
+    "response.function_call_arguments.done": Reducer._args_done,
+    "response.custom_tool_call_input.done": Reducer._args_done,
+    "response.output_item.done": Reducer._item_done,
+    "response.completed": Reducer._terminal,
+    "response.incomplete": Reducer._terminal,
+    "response.failed": Reducer._terminal,
+    "error": Reducer._error,
+}
 
 
 def _is_call(item: dict[str, Any]) -> bool:
