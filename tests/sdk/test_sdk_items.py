@@ -5,7 +5,9 @@ Each property generates a stream (interleaved tool calls, text, an error event, 
 anywhere, any chunking), serves it to the real SDK (an httpx2 ``MockTransport``), reads
 it as an app does, and compares what tooltap recorded with ``StreamParser`` over the
 same bytes; when the stream ends as it should, the recorded result must come from the
-items (``ItemParser.close``), not from the bytes.
+items (``ItemParser.close``), not from the bytes. Each runs twice: with the bytes kept
+whole, and with them trimmed after every read (``TapState.trim``), where a stream that
+does not end as it should is parsed on from the reducer the items left.
 """
 
 from __future__ import annotations
@@ -32,7 +34,7 @@ from tooltap._core import stream_items
 from tooltap._core.dialects import anthropic_items
 from tooltap._core.model import Parsed
 from tooltap._core.stream import StreamParser
-from tooltap._patch import sdk_stream
+from tooltap._patch import sdk_stream, tap_stream
 from tooltap._telemetry.operation import Operation
 
 _ARGS = st.dictionaries(
@@ -43,12 +45,22 @@ _ARGS = st.dictionaries(
 
 
 class _Seen:
-    """What tooltap recorded for each response, and whether the items gave it."""
+    """What tooltap recorded for each response, whether the items gave it, and how many
+    times the bytes kept were trimmed."""
 
     def __init__(self, monkeypatch: pytest.MonkeyPatch) -> None:
         self.parsed: list[Parsed] = []
         self.from_items = 0
+        self.trims = 0
         record, close = Operation.record_parsed, stream_items.ItemParser.close
+        fork = stream_items.ItemParser.fork
+
+        def items_fork(parser: stream_items.ItemParser) -> Any:
+            base = fork(parser)
+            self.trims += base is not None
+            return base
+
+        monkeypatch.setattr(stream_items.ItemParser, "fork", items_fork)
 
         def record_parsed(op: Operation, parsed: Parsed, *args: Any, **kwargs: Any) -> None:
             self.parsed.append(parsed)
@@ -139,6 +151,10 @@ def _google_read(chunks: list[bytes]) -> None:
     _drain(client.models.generate_content_stream(model="gemini-x", contents="weather?"))
 
 
+#: Bytes kept before a trim: as shipped, and after every read.
+_TRIMS = pytest.mark.parametrize("trim", [tap_stream.TRIM_BYTES, 1], ids=["kept", "trimmed"])
+
+
 def _items_give_the_bytes_result(
     recorder: Recorder,
     monkeypatch: pytest.MonkeyPatch,
@@ -146,11 +162,14 @@ def _items_give_the_bytes_result(
     read: Callable[[list[bytes]], None],
     dialect: str,
     count: int,
+    trim: int = tap_stream.TRIM_BYTES,
 ) -> None:
     """Each generated stream, in any chunking, read by the real SDK (``read``): tooltap
-    records the ``Parsed`` its bytes give, from the items when the stream ends as it should."""
+    records the ``Parsed`` its bytes give, from the items when the stream ends as it should
+    (``trim``: the bytes kept before they are trimmed)."""
     recorder.instrument()
     seen = _Seen(monkeypatch)
+    monkeypatch.setattr(tap_stream, "TRIM_BYTES", trim)
 
     @examples(count)
     @given(stream=streams, cuts=st.lists(st.integers(0, 1 << 16), max_size=8))
@@ -164,6 +183,8 @@ def _items_give_the_bytes_result(
             assert from_items == 1
 
     check()
+    if trim == 1:  # (each generated stream has several reads, of one event or more)
+        assert seen.trims > count // 4
 
 
 # -- anthropic ---------------------------------------------------------------------------
@@ -236,12 +257,14 @@ def _anthropic_stream(draw: st.DrawFn) -> tuple[bytes, bool]:
     return body, whole
 
 
+@_TRIMS
 def test_anthropic_items_give_the_bytes_result(
-    recorder: Recorder, monkeypatch: pytest.MonkeyPatch
+    recorder: Recorder, monkeypatch: pytest.MonkeyPatch, trim: int
 ) -> None:
     _items_give_the_bytes_result(
-        recorder, monkeypatch, _anthropic_stream(), _anthropic_read, "anthropic.messages", 60
-    )
+        recorder, monkeypatch, _anthropic_stream(), _anthropic_read, "anthropic.messages", 60,
+        trim,
+    )  # fmt: skip
 
 
 # -- openai.chat -------------------------------------------------------------------------
@@ -305,11 +328,12 @@ def _chat_stream(draw: st.DrawFn) -> tuple[bytes, bool]:
     return body, whole
 
 
+@_TRIMS
 def test_openai_chat_items_give_the_bytes_result(
-    recorder: Recorder, monkeypatch: pytest.MonkeyPatch
+    recorder: Recorder, monkeypatch: pytest.MonkeyPatch, trim: int
 ) -> None:
     _items_give_the_bytes_result(
-        recorder, monkeypatch, _chat_stream(), _chat_read, "openai.chat", 60
+        recorder, monkeypatch, _chat_stream(), _chat_read, "openai.chat", 60, trim
     )
 
 
@@ -382,12 +406,14 @@ def _responses_stream(draw: st.DrawFn) -> tuple[bytes, bool]:
     return body, whole
 
 
+@_TRIMS
 def test_openai_responses_items_give_the_bytes_result(
-    recorder: Recorder, monkeypatch: pytest.MonkeyPatch
+    recorder: Recorder, monkeypatch: pytest.MonkeyPatch, trim: int
 ) -> None:
     _items_give_the_bytes_result(
-        recorder, monkeypatch, _responses_stream(), _responses_read, "openai.responses", 60
-    )
+        recorder, monkeypatch, _responses_stream(), _responses_read, "openai.responses", 60,
+        trim,
+    )  # fmt: skip
 
 
 # -- google-genai ------------------------------------------------------------------------

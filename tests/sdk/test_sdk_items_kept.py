@@ -1,5 +1,6 @@
 """The bytes kept for an SDK's item reader stay within ``max_event_bytes`` wherever the
-chunks go: also when the app reads the body itself, past the SDK's loop.
+chunks go: also when the app reads the body itself, past the SDK's loop. While the SDK's
+loop reads the body, they stay near ``TRIM_BYTES`` (``TapState.trim``).
 
 An SDK stream claims its body when its loop is created (openai: with the stream;
 anthropic: at its first item). An app that then reads the raw body
@@ -20,6 +21,7 @@ import pytest
 
 from tests.recorder import Recorder
 from tests.sdk.drivers import ANTHROPIC_TRACES, SCHEMA
+from tooltap._patch import tap_stream
 from tooltap._patch.sdk_stream import tapped
 from tooltap.core import Limits
 from tooltap.simulator import Simulator
@@ -119,3 +121,67 @@ async def test_the_bytes_kept_stay_within_the_cap_when_the_app_reads_the_body_as
     await stream.close()
     await client.close()
     _check(recorder, body, held)
+
+
+#: Bytes kept before a trim, in the test below, and the most one read of the socket gives.
+TRIM = 4096
+READ = 65536
+#: Calls whose arguments make a body of many times ``TRIM + READ``.
+LONG = [
+    ("lookup_demo_value", {"key": "height", "note": "h" * 60_000}),
+    ("lookup_demo_value", {"key": "weight", "note": "w" * 60_000}),
+]
+
+
+@pytest.fixture(scope="module")
+def long_sim() -> Iterator[Simulator]:
+    with Simulator(calls=list(LONG)) as server:
+        yield server
+
+
+def _long_check(recorder: Recorder, size: int, held: int) -> None:
+    """The body was many times what the tap may keep and it kept no more; the calls are
+    the server's, each once, with no problem."""
+    assert size > 4 * (TRIM + READ)
+    assert 0 < held <= TRIM + READ
+    assert [(name, args) for _, name, args in recorder.calls()] == LONG
+    (span,) = recorder.inference()
+    assert not [e for e in span.events if e.attributes and "tooltap.problem.kind" in e.attributes]
+
+
+LIBS = pytest.mark.parametrize("lib", ["openai", "anthropic"])
+
+
+@LIBS
+def test_the_bytes_kept_are_trimmed_while_the_sdk_reads_the_body(
+    lib: str, long_sim: Simulator, recorder: Recorder, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(tap_stream, "TRIM_BYTES", TRIM)
+    recorder.instrument()
+    client, stream = _stream(lib, long_sim)
+    state = tapped(stream.response.stream)
+    assert state is not None
+    held = 0
+    for _item in stream:
+        held = max(held, len(state.kept()[0]))
+    size = state.size
+    client.close()
+    _long_check(recorder, size, held)
+
+
+@LIBS
+async def test_the_bytes_kept_are_trimmed_while_the_sdk_reads_the_body_async(
+    lib: str, long_sim: Simulator, recorder: Recorder, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(tap_stream, "TRIM_BYTES", TRIM)
+    recorder.instrument()
+    client, created = _stream(lib, long_sim, sync=False)
+    stream = await created
+    state = tapped(stream.response.stream)
+    assert state is not None
+    held = 0
+    async for _item in stream:
+        held = max(held, len(state.kept()[0]))
+    size = state.size
+    await client.close()
+    _long_check(recorder, size, held)

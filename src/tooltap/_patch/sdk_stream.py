@@ -9,7 +9,9 @@ yields is folded before the app gets it (the same object), and the tap parses no
 of that body. An item the reader does not expect (an SDK version whose objects differ)
 is reported (``tooltap.internal_errors``), logs one WARNING per dialect, and the body's
 bytes are parsed from then on; an item the reader ``Declined`` (valid, but only the
-bytes tell all) hands the body to its bytes silently.
+bytes tell all) hands the body to its bytes silently. Before each item, once the bytes
+kept pass a threshold and more came since the item before, those of the events already
+told are let go (``TapState.trim``).
 """
 
 from __future__ import annotations
@@ -22,7 +24,7 @@ from .._core.model import ToolCall
 from .._core.stream_items import Declined, ItemParser
 from .._quietly import quietly, report
 from .sdk_call import Wrapper
-from .tap_stream import TapState
+from .tap_stream import UNTRIMMED, TapState
 
 __all__ = ["reader_wrappers", "tapped"]
 
@@ -52,6 +54,15 @@ def _took(state: TapState, emitted: int, calls: list[ToolCall]) -> int:
     return state.emitted
 
 
+def _trim(state: TapState, last: int, emitted: int) -> int:
+    """``TapState.trim``, never into the app (a failure stops tapping the body)."""
+    try:
+        return state.trim(last, emitted)
+    except Exception as exc:  # noqa: BLE001 - never into the app
+        state.broken(exc)
+        return UNTRIMMED
+
+
 def _fallen(state: TapState, emitted: int, exc: Exception) -> int:
     """The reader raised on an item: the bytes decide from here on (``Declined``: quietly;
     anything else is reported, with one WARNING per dialect)."""
@@ -79,17 +90,22 @@ def _unexpected(dialect: str, exc: Exception) -> None:
 def _taking(
     state: TapState, items: ItemParser, reader: Generator[Any, Any, Any]
 ) -> Generator[Any, Any, Any]:
-    emitted, take = 0, items.item
-    kept, cap = state.kept()
+    emitted, take, last = 0, items.item, 0
+    kept, cap, limit = state.kept()
     try:
         for item in reader:
             if state.items is items:  # (inline: this runs for every event)
+                size = len(kept)
+                if size > limit:
+                    limit = _trim(state, last, emitted)
+                    size = len(kept)
+                last = size
                 try:
                     calls = take(item)
                 except Exception as exc:  # noqa: BLE001 - the bytes take over
                     emitted = _fallen(state, emitted, exc)
                 else:
-                    if calls or len(kept) > cap:
+                    if calls or size > cap:
                         emitted = _took(state, emitted, calls)
             try:
                 yield item
@@ -105,17 +121,22 @@ def _taking(
 async def _ataking(
     state: TapState, items: ItemParser, reader: AsyncGenerator[Any]
 ) -> AsyncGenerator[Any]:
-    emitted, take = 0, items.item
-    kept, cap = state.kept()
+    emitted, take, last = 0, items.item, 0
+    kept, cap, limit = state.kept()
     try:
         async for item in reader:
             if state.items is items:
+                size = len(kept)
+                if size > limit:
+                    limit = _trim(state, last, emitted)
+                    size = len(kept)
+                last = size
                 try:
                     calls = take(item)
                 except Exception as exc:  # noqa: BLE001 - the bytes take over
                     emitted = _fallen(state, emitted, exc)
                 else:
-                    if calls or len(kept) > cap:
+                    if calls or size > cap:
                         emitted = _took(state, emitted, calls)
             yield item
     except BaseException as exc:

@@ -11,6 +11,7 @@ import weakref
 from collections.abc import AsyncGenerator, Callable, Generator, Mapping
 from typing import Any, Final
 
+from .._core.dialects._base import Reducer
 from .._core.model import Problem, RequestInfo, ToolCall
 from .._core.stream import Framing, StreamParser
 from .._core.stream_items import ItemParser, item_parser
@@ -24,6 +25,11 @@ from .tap_settle import End, Mode, Settling, collected, live, settle_all
 __all__ = ["End", "Mode", "TapState", "settle_all"]
 
 _ERROR_BODY_CAP: Final = 64 * 1024
+#: Bytes kept for an SDK's items past which those its loop has taken are let go
+#: (``TapState.trim``).
+TRIM_BYTES = 16 * 1024
+#: A threshold no body reaches: the bytes kept are not trimmed.
+UNTRIMMED: Final = 1 << 62
 
 
 #: How an SSE body starts (after any blank lines): a field, or a comment.
@@ -53,7 +59,10 @@ class TapState(Settling):
     ``max_event_bytes``, or when the stream does not end as it should (an error event,
     a cut, the app stopping early): the bytes decide every case but the plain one. The
     SDK's loop checks the bytes kept against the cap per item; chunks no step of it reads
-    (the app reading the body itself, past it) check them per chunk (``_keep``).
+    (the app reading the body itself, past it) check them per chunk (``_keep``). Past
+    ``TRIM_BYTES`` the bytes of the events the items have told are let go, and a copy of
+    the reducer they left is kept instead (``trim``): the bytes parsed after all then
+    start there.
 
     For ``stream_buffered`` it keeps three clock readings (headers, the first read
     started, the first chunk), the first chunk's events and bytes, and per chunk only
@@ -63,6 +72,8 @@ class TapState(Settling):
     __slots__ = (
         "__weakref__",
         "_at",
+        "_base",
+        "_based",
         "_buf",
         "_cap",
         "_decoded",
@@ -123,6 +134,8 @@ class TapState(Settling):
         self._buf = bytearray()
         self.items: ItemParser | None = None
         self._raw = bytearray()
+        self._base: Reducer | None = None  # the reducer as the items left it where raw starts
+        self._based = 0  # calls handed on from the items by then
         self.emitted = 0  # calls handed on from the SDK's items
         self._cap = _ERROR_BODY_CAP if mode == "error" else limits.max_event_bytes
         self._decoded = False
@@ -157,14 +170,48 @@ class TapState(Settling):
 
     def unclaim(self, emitted: int) -> list[ToolCall]:
         """Parse the bytes after all, from here on: the calls of those kept so far, but
-        the first ``emitted`` (handed on already from the items)."""
+        the first ``emitted`` (handed on already from the items). Bytes trimmed are
+        parsed on from the reducer the items had left there."""
         self.items = None
         raw, self._raw = self._raw, bytearray()
+        base, self._base = self._base, None
         if self._parser is None:
             return []
+        if base is not None:
+            limits = self.op.tel.config.limits
+            self._parser = StreamParser(self.info.dialect, limits=limits, reducer=base)
         if not self._first and not self._decoded and self.hot is not self.feed:
             self.hot = self._parser.feed
-        return self._parser.feed(bytes(raw))[emitted:] if raw else []
+        return self._parser.feed(bytes(raw))[max(emitted - self._based, 0) :] if raw else []
+
+    def trim(self, last: int, emitted: int) -> int:
+        """Let go of the bytes of the events the items have told, keeping a copy of the
+        reducer they left (``ItemParser.fork``), before the SDK's loop takes its next item;
+        ``last``: the bytes kept when it took the one before; ``emitted``: the calls handed
+        on. The next threshold of the bytes kept.
+
+        The SDK reads the body only when its decoder holds no whole event: when more bytes
+        came than ``last``, every event that ended within ``last`` was decoded and taken
+        (or skipped by the SDK, as the items path skips it), and none after. Only bodies
+        the SDK's loop reads itself, in LF line ends (a CR may end an event later for one
+        decoder than for another), of a dialect whose reducer can be copied."""
+        raw = self._raw
+        size = len(raw)
+        if size == last or size > self._cap:  # no read since / parsed after all: later
+            return size
+        if self.items is None or self.hot != raw.extend:
+            return UNTRIMMED
+        end = raw.rfind(b"\n\n", 0, last)
+        if end < 0:  # one event so far: try again once as many bytes more came
+            return size + TRIM_BYTES
+        if raw.find(b"\r", 0, end) >= 0:
+            return UNTRIMMED
+        base = self.items.fork()
+        if base is None:
+            return UNTRIMMED
+        del raw[: end + 2]
+        self._base, self._based = base, emitted
+        return TRIM_BYTES
 
     def _keep(self, chunk: bytes) -> list[ToolCall] | None:
         """``hot`` while an SDK's loop has claimed the body but may not be the one reading
@@ -183,9 +230,10 @@ class TapState(Settling):
         """Whether the bytes kept for an SDK's items outgrew ``max_event_bytes``."""
         return len(self._raw) > self._cap
 
-    def kept(self) -> tuple[bytearray, int]:
-        """The bytes kept for an SDK's items (while claimed), and how many it may keep."""
-        return self._raw, self._cap
+    def kept(self) -> tuple[bytearray, int, int]:
+        """The bytes kept for an SDK's items (while claimed), how many it may keep, and
+        how many before it ``trim``s them."""
+        return self._raw, self._cap, TRIM_BYTES
 
     def decoding(self, decoder: Any) -> TapDecoder:
         """The client's decoder for this body, wrapped to hand the tap what it decodes."""
