@@ -21,13 +21,14 @@ __all__ = ["Fragments", "append_escaped"]
 class Fragments:
     """Ordered fragments; runs of escaped ones share one ``bytearray``."""
 
-    __slots__ = ("joined", "parts", "run", "size")
+    __slots__ = ("escaped", "joined", "parts", "run", "size")
 
     def __init__(self) -> None:
         self.parts: list[str | bytearray] = []
         self.size = 0
         self.run: bytearray | None = None  # the last part, when it is an escaped run
         self.joined = 0  # parts before this one are each the fragments of one fork's time
+        self.escaped = False  # an escaped run may be among the parts
 
     def __bool__(self) -> bool:
         return bool(self.parts)
@@ -40,12 +41,13 @@ class Fragments:
         first (the text is the same): a stream's many small fragments are held as a few
         strings, not as one object each."""
         parts, joined = self.parts, self.joined
-        if len(parts) - joined > 1 and bytearray not in map(type, parts[joined:]):
+        if not self.escaped and len(parts) - joined > 1:
             parts[joined:] = ["".join(cast(list[str], parts[joined:]))]
         self.joined = len(parts)
         twin = Fragments.__new__(Fragments)
         twin.parts = parts[:]
         twin.size, twin.joined, twin.run = self.size, self.joined, None
+        twin.escaped = self.escaped
         if self.run is not None:
             twin.run = twin.parts[-1] = bytearray(self.run)
         return twin
@@ -82,6 +84,7 @@ class Fragments:
         elif raw:
             self.run = bytearray(raw)
             self.parts.append(self.run)
+            self.escaped = True
         return True
 
     def exact(self) -> None:
@@ -92,6 +95,7 @@ class Fragments:
                 parts[index] = unescape(part)
         self.size = sum(map(len, parts))
         self.run = None
+        self.escaped = False
 
     def text(self) -> str:
         """The whole text (unescaped once and kept as one piece)."""
