@@ -509,3 +509,22 @@ def test_unexpected_items_warn_once_then_the_bytes_decide(
 
     warnings = [r for r in caplog.records if "not what tooltap reads" in r.getMessage()]
     assert len(warnings) == 1
+
+
+def test_a_body_cut_inside_its_last_event_is_told_by_the_bytes(
+    recorder: Recorder, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Every choice finished, then the body ends inside the usage chunk: the SDK drops
+    that event, the bytes read it; the recorded result is the bytes' (with the usage)."""
+    recorder.instrument()
+    seen = _Seen(monkeypatch)
+    head = {"id": "chatcmpl-1", "object": "chat.completion.chunk", "created": 1, "model": "m"}
+    finish = {**head, "choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]}
+    usage = {**head, "choices": [], "usage": {"prompt_tokens": 5, "completion_tokens": 7,
+                                              "total_tokens": 12}}  # fmt: skip
+    body = f"data: {json.dumps(finish)}\n\ndata: {json.dumps(usage)}\n".encode()
+    _chat_read([body])
+    parsed, from_items = seen.take()
+    assert parsed == _by_bytes("openai.chat", [body])
+    assert parsed.usage is not None and parsed.usage.output_tokens == 7
+    assert from_items == 0

@@ -155,10 +155,14 @@ class Settling:
 
     def _items_whole(self, items: ItemParser) -> bool:
         """Whether the items tell the whole stream as its bytes would: it ended as it
-        should, the SDK's loop returned, and no event was over ``max_event_bytes``."""
+        should, the SDK's loop returned, the body ended at an event's end (an SDK drops
+        an event the body cut, which the bytes still read), and no event was over
+        ``max_event_bytes``."""
         if not (items.ended and self._returned):
             return False
         raw, step = self._raw, max(1, self._cap // 2)  # an event over the cap spans a step
+        if not _ends_whole(raw):
+            return False
         ends = range(0, len(raw) - step + 1, step)
         return all(raw.find(b"\n\n", at, at + step) >= 0 for at in ends)
 
@@ -181,6 +185,16 @@ class Settling:
         ):
             detail = f"{events} events at once after {wait:.2f}s"
             self.op.record_problem(Problem("stream_buffered", detail=detail))
+
+
+def _ends_whole(raw: bytearray) -> bool:
+    """Whether only blank space follows the last blank line of ``raw`` (an event's end)."""
+    end = 0
+    for blank in (b"\n\n", b"\r\n\r\n", b"\r\r"):
+        at = raw.rfind(blank)
+        if at >= 0:
+            end = max(end, at + len(blank))
+    return not raw[end:].strip()
 
 
 def _json(body: bytes) -> Any:
