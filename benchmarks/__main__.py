@@ -306,6 +306,7 @@ python -m benchmarks --docs             # docs/PERFORMANCE.md's section from lat
 python -m benchmarks --smoke            # CI-sized, seconds (tests/test_benchmarks_smoke.py)
 python -m benchmarks --profile "google generate_content"   # cProfile by component, too
 python -m benchmarks._instructions "anthropic create" --replay --noop --seeds 3  # valgrind
+python -m benchmarks._instructions "anthropic create" --replay --loop  # the requests alone
 ```
 
 **How it measures.** The provider simulator runs in a subprocess, so only the client's
@@ -339,7 +340,10 @@ socket and HTTP work, so that the ratio is an upper bound), judged by the same r
 target: a count is free of the machine's noise, though not of CPU effects that
 instructions do not show (cache misses).
 `benchmarks._instructions` counts one case the same way, with more options (`--seeds`,
-`--noop`, `--gc both`).
+`--noop`, `--gc both`), and `--loop` counts the requests alone (callgrind collecting only
+inside the loop over them: no start-up, no warm-up, no export at exit), steady to about
+ten thousand instructions per request between counts of the same code over the same
+responses: the measure for comparing two versions of tooltap's per-request code.
 The profiles at the end (cProfile, bare and instrumented over the SDK providers) say where
 the added time goes, by tooltap stage and by package: cProfile inflates every Python call,
 so their figures are larger than the table's, and only their split is to be read.

@@ -29,6 +29,18 @@ fragments: ~1,500 events; 8: ~760) and also prints the *marginal* cost per SSE e
 the difference of tooltap's added instructions over the difference of event counts:
 what each further event costs, free of the fixed per-request cost (spans, validation).
 
+``--loop`` counts only the requests themselves: each mode runs in one process under
+``valgrind --tool=callgrind``, collecting only inside the loop over the N requests (it runs
+through ``functools.reduce``, a C function the SDKs do not call, and callgrind collects
+while that function runs: ``--toggle-collect``). Start-up, the warm-up request and the
+export of the spans when the process ends are left out, and so is the difference of two
+processes: the same code over the same recorded responses, counted twice, came out 29
+thousand instructions apart over 4 anthropic requests (of 1,046 M), where whole processes
+differ by millions. Each run records its responses anew (their ids differ, and with them
+the bare count, by about 0.5 M): compare the added instructions of two runs, not their
+bare figures. It is the measure for comparing two versions of tooltap's per-request code,
+not a cost an app sees (that one includes the export).
+
 ``--seeds K`` repeats every count under ``PYTHONHASHSEED`` 0 to K-1 and prints the mean
 and each seed's figure. The hash seed lays out dicts and sets, and with them which
 attribute lookups collide in CPython's type cache and how malloc's free lists fragment:
@@ -48,6 +60,7 @@ spans are exported when the process shuts its providers down, still inside the c
 from __future__ import annotations
 
 import argparse
+import functools
 import gc
 import os
 import re
@@ -65,6 +78,9 @@ __all__ = ["main"]
 
 _ROOT = Path(__file__).resolve().parent.parent
 _REFS = re.compile(r"I\s+refs:\s+([\d,]+)")
+_COLLECTED = re.compile(r"Collected\s*:\s*(\d+)")
+#: The C function the counted requests run inside (``--loop`` collects only there).
+_LOOP = "functools_reduce"
 
 
 def _child(name: str, mode: str, count: int, url: str) -> None:
@@ -95,8 +111,7 @@ def _child(name: str, mode: str, count: int, url: str) -> None:
     if collector_off:
         gc.freeze()
         gc.disable()
-    for _ in range(count):
-        case.run(client)
+    functools.reduce(lambda _, __: case.run(client), range(count), None)  # (``--loop``)
     gc.enable()
     close_client(case, client)
     if mode == "tooltap-noop":
@@ -105,9 +120,22 @@ def _child(name: str, mode: str, count: int, url: str) -> None:
 
 
 def _instructions(
-    name: str, mode: str, count: int, url: str, replay: Path | None, seed: int, gc_on: bool
+    name: str,
+    mode: str,
+    count: int,
+    url: str,
+    replay: Path | None,
+    seed: int,
+    gc_on: bool,
+    *,
+    loop: bool = False,
 ) -> int:
+    """Instructions of one process running ``count`` requests after a warm-up (``loop``:
+    of the ``count`` requests alone)."""
     argv = ["valgrind", "--tool=cachegrind", "--cache-sim=no", "--cachegrind-out-file=/dev/null"]
+    if loop:
+        argv = ["valgrind", "--tool=callgrind", f"--toggle-collect={_LOOP}"]
+        argv += ["--callgrind-out-file=/dev/null"]
     argv += [sys.executable, "-m", "benchmarks._instructions", "--child", name, mode, str(count)]
     # The given hashing in both runs of a mode; the span processor's timer off (its
     # wake-ups follow the wall clock, which valgrind stretches with the machine's load):
@@ -119,7 +147,7 @@ def _instructions(
     run = subprocess.run(
         [*argv, url], cwd=_ROOT, env=env, capture_output=True, text=True, check=True
     )
-    found = _REFS.search(run.stderr)
+    found = (_COLLECTED if loop else _REFS).search(run.stderr)
     if found is None:
         raise RuntimeError(f"no instruction count in valgrind's output: {run.stderr[-500:]}")
     return int(found.group(1).replace(",", ""))
@@ -172,8 +200,11 @@ def _per_request(
     replay: bool,
     seeds: int,
     gc_on: bool,
+    *,
+    loop: bool = False,
 ) -> tuple[dict[str, list[float]], int]:
-    """Instructions per request of each mode under each hash seed, and events per response."""
+    """Instructions per request of each mode under each hash seed, and events per response
+    (``loop``: of the requests alone, one process per mode and seed)."""
     with SimProcess(**workload) as sim, tempfile.TemporaryDirectory() as tmp:
         recorded = Path(tmp) / "responses.pickle" if replay else None
         if recorded is not None:
@@ -183,8 +214,10 @@ def _per_request(
         per: dict[str, list[float]] = {mode: [] for mode in modes}
         for seed in range(seeds):
             for mode in modes:
-                start = _instructions(name, mode, 0, sim.url, recorded, seed, gc_on)
-                end = _instructions(name, mode, requests, sim.url, recorded, seed, gc_on)
+                end = _instructions(name, mode, requests, sim.url, recorded, seed, gc_on, loop=loop)
+                start = 0
+                if not loop:
+                    start = _instructions(name, mode, 0, sim.url, recorded, seed, gc_on)
                 per[mode].append((end - start) / requests)
         return per, _events(name, sim.url)
 
@@ -212,6 +245,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--noop", action="store_true", help="also tooltap over no-op providers")
     parser.add_argument("--replay", action="store_true", help="count over recorded responses")
     parser.add_argument("--seeds", type=int, default=1, help="hash seeds to average over")
+    parser.add_argument("--loop", action="store_true", help="count the requests alone")
     parser.add_argument(
         "--gc", choices=["on", "off", "both"], default="on", help="the collector while counting"
     )
@@ -243,7 +277,14 @@ def _report(
     for fragment in args.fragments or (base["fragment"],):
         workload = {**base, "fragment": fragment}
         per, events = _per_request(
-            args.case, args.requests, workload, modes, args.replay, max(1, args.seeds), gc_on
+            args.case,
+            args.requests,
+            workload,
+            modes,
+            args.replay,
+            max(1, args.seeds),
+            gc_on,
+            loop=args.loop,
         )
         bare, tooltap = _mean(per["bare"]), _mean(per["tooltap"])
         each = [t - b for t, b in zip(per["tooltap"], per["bare"], strict=True)]
