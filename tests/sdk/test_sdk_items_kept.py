@@ -21,6 +21,7 @@ import pytest
 
 from tests.recorder import Recorder
 from tests.sdk.drivers import ANTHROPIC_TRACES, SCHEMA
+from tooltap._core import stream_items
 from tooltap._patch import tap_stream
 from tooltap._patch.sdk_stream import tapped
 from tooltap.core import Limits
@@ -185,3 +186,35 @@ async def test_the_bytes_kept_are_trimmed_while_the_sdk_reads_the_body_async(
     size = state.size
     await client.close()
     _long_check(recorder, size, held)
+
+
+@LIBS
+def test_a_stream_stopped_after_trims_records_what_came(
+    lib: str, long_sim: Simulator, recorder: Recorder, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The app stops once the first call was handed on, after trims: the bytes kept are
+    parsed on from the reducer's copy; the first call is recorded once, the stream as
+    closed early, and what came before the trims is still told."""
+    monkeypatch.setattr(tap_stream, "TRIM_BYTES", TRIM)
+    forks: list[object] = []
+    fork = stream_items.ItemParser.fork
+    monkeypatch.setattr(stream_items.ItemParser, "fork", lambda p: forks.append(p) or fork(p))
+    recorder.instrument()
+    client, stream = _stream(lib, long_sim)
+    state = tapped(stream.response.stream)
+    assert state is not None
+    for _item in stream:
+        if state.emitted:
+            break
+    stream.close()
+    client.close()
+    assert forks  # trimmed before the first call was whole
+    (span,) = recorder.inference()
+    assert span.attributes is not None
+    assert span.attributes["tooltap.stream.closed_early"] is True
+    calls = [(name, args) for _, name, args in recorder.calls()]
+    assert calls[0] == LONG[0]
+    assert calls.count(LONG[0]) == 1
+    # what came before the trims is still told: the response's id, and no shape problem
+    assert span.attributes["gen_ai.response.id"]
+    assert not [e for e in span.events if e.attributes and "tooltap.problem.kind" in e.attributes]
