@@ -5,9 +5,11 @@ Each property generates a stream (interleaved tool calls, text, an error event, 
 anywhere, any chunking), serves it to the real SDK (an httpx2 ``MockTransport``), reads
 it as an app does, and compares what tooltap recorded with ``StreamParser`` over the
 same bytes; when the stream ends as it should, the recorded result must come from the
-items (``ItemParser.close``), not from the bytes. Each runs twice: with the bytes kept
-whole, and with them trimmed after every read (``TapState.trim``), where a stream that
-does not end as it should is parsed on from the reducer the items left.
+items (``ItemParser.close``), not from the bytes. Each runs three times: with the bytes
+kept whole; with them trimmed after every read (``TapState.trim``), where a stream that
+does not end as it should is parsed on from the reducer the items left; and with the
+SDK's objects readable by attribute only, where the readers cannot take their fields
+from a ``__dict__``.
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ import anthropic
 import httpx
 import httpx2
 import openai
+import pydantic
 import pytest
 from google import genai
 from google.genai import types
@@ -151,8 +154,43 @@ def _google_read(chunks: list[bytes]) -> None:
     _drain(client.models.generate_content_stream(model="gemini-x", contents="weather?"))
 
 
-#: Bytes kept before a trim: as shipped, and after every read.
-_TRIMS = pytest.mark.parametrize("trim", [tap_stream.TRIM_BYTES, 1], ids=["kept", "trimmed"])
+#: How the items are read: the bytes kept before a trim as shipped, or trimmed after every
+#: read; or the SDK's objects only readable by attribute (no ``__dict__``).
+_MODES = pytest.mark.parametrize("mode", ["kept", "trimmed", "by-attribute"])
+
+
+class _Attrs:
+    """An SDK object whose fields can be read by attribute only, as objects that do not
+    keep them in a ``__dict__`` (its models and lists of them, wrapped alike)."""
+
+    __slots__ = ("_of",)
+
+    def __init__(self, of: Any) -> None:
+        self._of = of
+
+    def __getattr__(self, name: str) -> Any:
+        if name.startswith("__") and name != "__pydantic_extra__":
+            raise AttributeError(name)
+        return _by_attribute(getattr(self._of, name))
+
+
+def _by_attribute(value: Any) -> Any:
+    if isinstance(value, pydantic.BaseModel):
+        return _Attrs(value)
+    if isinstance(value, list):
+        return [_by_attribute(v) for v in value]
+    return value
+
+
+def _read_by_attribute(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every item parser gets the SDK's objects wrapped in ``_Attrs``."""
+    init = stream_items.ItemParser.__init__
+
+    def wrapped_init(parser: stream_items.ItemParser, reader: Any, reducer: Any) -> None:
+        init(parser, reader, reducer)
+        parser.item = lambda obj: reader.item(_Attrs(obj))
+
+    monkeypatch.setattr(stream_items.ItemParser, "__init__", wrapped_init)
 
 
 def _items_give_the_bytes_result(
@@ -162,14 +200,17 @@ def _items_give_the_bytes_result(
     read: Callable[[list[bytes]], None],
     dialect: str,
     count: int,
-    trim: int = tap_stream.TRIM_BYTES,
+    mode: str = "kept",
 ) -> None:
     """Each generated stream, in any chunking, read by the real SDK (``read``): tooltap
     records the ``Parsed`` its bytes give, from the items when the stream ends as it should
-    (``trim``: the bytes kept before they are trimmed)."""
+    (``mode``: one of ``_MODES``)."""
     recorder.instrument()
     seen = _Seen(monkeypatch)
-    monkeypatch.setattr(tap_stream, "TRIM_BYTES", trim)
+    if mode == "trimmed":
+        monkeypatch.setattr(tap_stream, "TRIM_BYTES", 1)
+    elif mode == "by-attribute":
+        _read_by_attribute(monkeypatch)
 
     @examples(count)
     @given(stream=streams, cuts=st.lists(st.integers(0, 1 << 16), max_size=8))
@@ -183,7 +224,7 @@ def _items_give_the_bytes_result(
             assert from_items == 1
 
     check()
-    if trim == 1:  # (each generated stream has several reads, of one event or more)
+    if mode == "trimmed":  # (each generated stream has several reads, of one event or more)
         assert seen.trims > count // 4
 
 
@@ -257,13 +298,13 @@ def _anthropic_stream(draw: st.DrawFn) -> tuple[bytes, bool]:
     return body, whole
 
 
-@_TRIMS
+@_MODES
 def test_anthropic_items_give_the_bytes_result(
-    recorder: Recorder, monkeypatch: pytest.MonkeyPatch, trim: int
+    recorder: Recorder, monkeypatch: pytest.MonkeyPatch, mode: str
 ) -> None:
     _items_give_the_bytes_result(
         recorder, monkeypatch, _anthropic_stream(), _anthropic_read, "anthropic.messages", 60,
-        trim,
+        mode,
     )  # fmt: skip
 
 
@@ -328,12 +369,12 @@ def _chat_stream(draw: st.DrawFn) -> tuple[bytes, bool]:
     return body, whole
 
 
-@_TRIMS
+@_MODES
 def test_openai_chat_items_give_the_bytes_result(
-    recorder: Recorder, monkeypatch: pytest.MonkeyPatch, trim: int
+    recorder: Recorder, monkeypatch: pytest.MonkeyPatch, mode: str
 ) -> None:
     _items_give_the_bytes_result(
-        recorder, monkeypatch, _chat_stream(), _chat_read, "openai.chat", 60, trim
+        recorder, monkeypatch, _chat_stream(), _chat_read, "openai.chat", 60, mode
     )
 
 
@@ -406,13 +447,13 @@ def _responses_stream(draw: st.DrawFn) -> tuple[bytes, bool]:
     return body, whole
 
 
-@_TRIMS
+@_MODES
 def test_openai_responses_items_give_the_bytes_result(
-    recorder: Recorder, monkeypatch: pytest.MonkeyPatch, trim: int
+    recorder: Recorder, monkeypatch: pytest.MonkeyPatch, mode: str
 ) -> None:
     _items_give_the_bytes_result(
         recorder, monkeypatch, _responses_stream(), _responses_read, "openai.responses", 60,
-        trim,
+        mode,
     )  # fmt: skip
 
 

@@ -234,8 +234,14 @@ class Reducer(FastPath, BlockCalls):
         if block is None or not isinstance(fragment, str):
             self._shape("content_block_delta: input_json_delta outside a tool block")
             return
-        if block.oversized or not block.fragments.add_within(fragment, self._max_args):
+        fragments = block.fragments  # ``Fragments.add_within``, inline: once per delta
+        size = fragments.size + len(fragment)
+        if block.oversized or size > self._max_args:
             block.add(fragment, self._max_args)
+        elif fragment:
+            fragments.size = size
+            fragments.parts.append(fragment)
+            fragments.run = None
 
     @property
     def ended(self) -> bool:

@@ -5,6 +5,7 @@ anthropic's ``Stream`` yields one object per SSE event (``RawMessageStreamEvent`
 the reducer needs, by attribute, and hands the reducer the same event it would have
 decoded from the bytes (``Reducer.take``; an argument delta straight to
 ``Reducer.json_delta``). Text and thinking deltas, most of a stream, cost two reads.
+A delta's fields are read from the models' ``__dict__`` (``_items``).
 An object without the attributes expected raises (``AttributeError``): the caller
 then reads the bytes instead.
 """
@@ -34,6 +35,15 @@ class Items(ItemReader[Reducer]):
 
     def item(self, ev: Any) -> list[ToolCall]:
         """Take one decoded event; return the calls it completed."""
+        try:  # most events: a delta, read from the models' dicts
+            fields = ev.__dict__
+            if fields["type"] == "content_block_delta":
+                delta = fields["delta"].__dict__
+                if delta["type"] == "input_json_delta":
+                    self.reducer.json_delta(fields["index"], delta["partial_json"])
+                return []
+        except (AttributeError, KeyError):  # not a model with its fields in a dict
+            pass
         kind = ev.type
         if kind == "content_block_delta":
             delta = ev.delta

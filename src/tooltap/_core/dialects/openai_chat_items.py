@@ -2,7 +2,8 @@
 
 openai's ``Stream`` yields one ``ChatCompletionChunk`` per SSE event (the wire fields as
 attributes). Most chunks of a tool-call stream carry only the next argument fragment
-of an open call: ``Items.item`` hands it to ``Reducer.args_delta`` after a few reads.
+of an open call: ``Items.item`` hands it to ``Reducer.args_delta`` after a few reads,
+from the models' ``__dict__`` (``_items``).
 Any other chunk is read into the fields the reducer decodes from the bytes, and taken
 as the same chunk (``Reducer.take``). A chunk with a non-function tool call (its input
 under a key named by its type) or an ``error`` is ``Declined``: the bytes decide.
@@ -26,30 +27,43 @@ class Items(ItemReader[Reducer]):
 
     def item(self, chunk: Any) -> list[ToolCall]:
         """Take one decoded chunk; return the calls it completed."""
-        choices = chunk.choices
         extra = chunk.__pydantic_extra__  # (``model_extra``, without the property call)
+        try:
+            fields = chunk.__dict__
+            choices, plain = fields["choices"], fields["usage"] is None
+        except (AttributeError, KeyError):  # not a model with its fields in a dict
+            choices, plain = chunk.choices, False
         if (extra and "error" in extra) or not isinstance(choices, list):
             raise Declined("an error, or no list of choices")
-        if len(choices) == 1 and chunk.usage is None:
-            choice = choices[0]
-            if choice.finish_reason is None:
-                delta = choice.delta
-                calls = delta.tool_calls
-                if calls is not None and len(calls) == 1 and delta.function_call is None:
-                    tc = calls[0]
-                    fn = tc.function
-                    index = getattr(tc, "index", None)
-                    if (
-                        tc.id is None
-                        and tc.type is None
-                        and fn is not None
-                        and fn.name is None
-                        and isinstance(fn.arguments, str)
-                        and isinstance(index, int)
-                        and self.reducer.args_delta(choice.index, index, fn.arguments)
-                    ):
-                        return []
+        if plain and len(choices) == 1 and self._args_delta(choices[0]):
+            return []
         return self.reducer.take(_fields(chunk))
+
+    def _args_delta(self, choice: Any) -> bool:
+        """Whether the only choice of a chunk is an arguments-only delta, taken."""
+        try:
+            fields = choice.__dict__
+            if fields["finish_reason"] is not None:
+                return False
+            delta = fields["delta"].__dict__
+            calls = delta["tool_calls"]
+            if calls is None or len(calls) != 1 or delta["function_call"] is not None:
+                return False
+            tc = calls[0].__dict__
+            fn = tc["function"]
+            if fn is None or tc["id"] is not None or tc["type"] is not None:
+                return False
+            fn = fn.__dict__
+            index, arguments, choice_index = tc.get("index"), fn["arguments"], fields["index"]
+            if fn["name"] is not None:
+                return False
+        except (AttributeError, KeyError):  # not a model with its fields in a dict
+            return False
+        return (
+            isinstance(arguments, str)
+            and isinstance(index, int)
+            and self.reducer.args_delta(choice_index, index, arguments)
+        )
 
 
 def _fields(chunk: Any) -> dict[str, Any]:

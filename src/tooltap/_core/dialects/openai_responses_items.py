@@ -2,7 +2,8 @@
 
 openai's ``Stream`` yields one event object per SSE event (its ``type``, and the wire
 fields as attributes). Events the reducer ignores (text deltas, most of a stream) cost
-one read; an arguments delta of an open call goes straight to ``Reducer.args_delta``;
+one read; an arguments delta of an open call goes straight to ``Reducer.args_delta``
+(its fields read from the model's ``__dict__``: ``_items``);
 any other event is read into the fields the reducer decodes from the bytes and taken
 as that event (``Reducer.take``). An ``error`` event, a failed response, or an item
 whose ``status`` the object cannot tell apart from an absent one is ``Declined``: the
@@ -32,13 +33,17 @@ class Items(ItemReader[Reducer]):
 
     def item(self, ev: Any) -> list[ToolCall]:
         """Take one decoded event; return the calls it completed."""
-        kind = ev.type
         reducer = self.reducer
-        if kind == _ARGS_DELTA:
-            delta = ev.delta
-            if isinstance(delta, str) and reducer.args_delta(ev.item_id, delta):
-                return []
-        elif not isinstance(kind, str):
+        try:
+            fields = ev.__dict__
+            kind = fields["type"]
+            if kind == _ARGS_DELTA:
+                delta = fields["delta"]
+                if isinstance(delta, str) and reducer.args_delta(fields["item_id"], delta):
+                    return []
+        except (AttributeError, KeyError):  # not a model with its fields in a dict
+            kind = ev.type
+        if not isinstance(kind, str):
             raise AttributeError(f"event type is {type(kind).__name__}")
         if not reducer.handles(kind):
             return []
