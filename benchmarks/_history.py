@@ -170,11 +170,12 @@ def shared_ids_table(rows: list[dict[str, Any]]) -> str:
 
 
 def count_history(
-    workload: dict[str, int], requests: int = 1, *, collector_on: bool = True
+    workload: dict[str, int], requests: int = 2, *, collector_on: bool = True
 ) -> dict[str, Any]:
-    """Instructions per request (valgrind) at each of ``COUNTED`` turns, bare and
-    instrumented, collector off (and on); the growth of what tooltap adds; the verdict.
-    ``workload``: the simulator's (its ids numbered: each result answers the turn before)."""
+    """Instructions per request (valgrind, the requests alone: ``_instructions``'s
+    ``--loop``) at each of ``COUNTED`` turns, bare and instrumented, collector off (and
+    on); the growth of what tooltap adds; the verdict. ``workload``: the simulator's (its
+    ids numbered: each result answers the turn before)."""
     if shutil.which("valgrind") is None:
         return {"skipped": "valgrind not installed"}
     from ._instructions import _per_request
@@ -182,7 +183,7 @@ def count_history(
     def count(gc_on: bool, turns: int) -> dict[str, Any]:
         per, _ = _per_request(f"openai.chat history {turns} turns", requests,
                               {**workload, "numbered": 1}, ("bare", "tooltap"), False, 1,
-                              gc_on)  # fmt: skip
+                              gc_on, loop=True)  # fmt: skip
         bare, tooltap = per["bare"][0], per["tooltap"][0]
         return {"gc": gc_on, "turns": turns, "bare": bare, "tooltap": tooltap,
                 "added": tooltap - bare}  # fmt: skip
@@ -229,5 +230,5 @@ def count_table(counted: dict[str, Any]) -> str:
              f"{r['tooltap'] / 1e6:.1f}", f"{r['added'] / 1e6:+.2f}"]
             for r in counted["rows"]]  # fmt: skip
     return (title + _table(header, body) + f"\n\nWhat tooltap adds grows by {check['value']} "
-            f"from 10 to 200 turns (requests counted per process: {counted['requests']}): "
+            f"from 10 to 200 turns (the requests alone, {counted['requests']} per process): "
             f"{check['verdict']} (target: {check['target']}).\n")  # fmt: skip
