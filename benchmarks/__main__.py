@@ -334,8 +334,8 @@ by more than the noise (the gap between the two least samples of either mode), i
 within it or when a peer is not installed. A peer's per-request log warnings (the
 OpenTelemetry SDK rejecting an attribute value, google-genai's on `.text`) are made but not
 printed. Every streamed SDK case is also counted in instructions (valgrind, its own
-section below: fresh processes with 0 and with 4 requests after a warm-up, their difference;
-hash seed 0, the collector on; over recorded responses, one event per read, without the
+section below: in a fresh process, the 4 requests after a warm-up alone (`--loop`); hash
+seed 0, the collector on; over recorded responses, one event per read, without the
 socket and HTTP work, so that the ratio is an upper bound), judged by the same ratio
 target: a count is free of the machine's noise, though not of CPU effects that
 instructions do not show (cache misses).
