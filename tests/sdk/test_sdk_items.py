@@ -5,11 +5,11 @@ Each property generates a stream (interleaved tool calls, text, an error event, 
 anywhere, any chunking), serves it to the real SDK (an httpx2 ``MockTransport``), reads
 it as an app does, and compares what tooltap recorded with ``StreamParser`` over the
 same bytes; when the stream ends as it should, the recorded result must come from the
-items (``ItemParser.close``), not from the bytes. Each runs three times: with the bytes
+items (``ItemParser.close``), not from the bytes. Each runs four times: with the bytes
 kept whole; with them trimmed after every read (``TapState.trim``), where a stream that
-does not end as it should is parsed on from the reducer the items left; and with the
+does not end as it should is parsed on from the reducer the items left; with the
 SDK's objects readable by attribute only, where the readers cannot take their fields
-from a ``__dict__``.
+from a ``__dict__``; and under a ``max_argument_bytes`` that many calls' arguments pass.
 """
 
 from __future__ import annotations
@@ -35,7 +35,7 @@ from tests.conftest import examples
 from tests.recorder import Recorder
 from tooltap._core import stream_items
 from tooltap._core.dialects import anthropic_items
-from tooltap._core.model import Parsed
+from tooltap._core.model import Limits, Parsed
 from tooltap._core.stream import StreamParser
 from tooltap._patch import sdk_stream, tap_stream
 from tooltap._telemetry.operation import Operation
@@ -82,8 +82,8 @@ class _Seen:
         return parsed, from_items
 
 
-def _by_bytes(dialect: str, chunks: list[bytes]) -> Parsed:
-    parser = StreamParser(dialect)
+def _by_bytes(dialect: str, chunks: list[bytes], limits: Limits | None = None) -> Parsed:
+    parser = StreamParser(dialect, limits=limits)
     for chunk in chunks:
         parser.feed(chunk)
     return parser.close()
@@ -155,8 +155,11 @@ def _google_read(chunks: list[bytes]) -> None:
 
 
 #: How the items are read: the bytes kept before a trim as shipped, or trimmed after every
-#: read; or the SDK's objects only readable by attribute (no ``__dict__``).
-_MODES = pytest.mark.parametrize("mode", ["kept", "trimmed", "by-attribute"])
+#: read; or the SDK's objects only readable by attribute (no ``__dict__``); or with the
+#: arguments kept up to ``_SMALL`` characters (``max_argument_bytes``).
+_MODES = pytest.mark.parametrize("mode", ["kept", "trimmed", "by-attribute", "small limit"])
+#: A ``max_argument_bytes`` that many generated arguments pass (``_ARGS``: up to ~60).
+_SMALL = Limits(max_argument_bytes=24)
 
 
 class _Attrs:
@@ -205,7 +208,8 @@ def _items_give_the_bytes_result(
     """Each generated stream, in any chunking, read by the real SDK (``read``): tooltap
     records the ``Parsed`` its bytes give, from the items when the stream ends as it should
     (``mode``: one of ``_MODES``)."""
-    recorder.instrument()
+    limits = _SMALL if mode == "small limit" else None
+    recorder.instrument(**({"limits": limits} if limits is not None else {}))
     seen = _Seen(monkeypatch)
     if mode == "trimmed":
         monkeypatch.setattr(tap_stream, "TRIM_BYTES", 1)
@@ -219,7 +223,7 @@ def _items_give_the_bytes_result(
         chunks = _chunked(body, cuts)
         read(chunks)
         parsed, from_items = seen.take()
-        assert parsed == _by_bytes(dialect, chunks)
+        assert parsed == _by_bytes(dialect, chunks, limits)
         if whole:
             assert from_items == 1
 

@@ -233,15 +233,19 @@ class Reducer(FastPath, BlockCalls):
         block = self._blocks.get(index) if isinstance(index, int) else None
         if block is None or not isinstance(fragment, str):
             self._shape("content_block_delta: input_json_delta outside a tool block")
-            return
-        fragments = block.fragments  # ``Fragments.add_within``, inline: once per delta
-        size = fragments.size + len(fragment)
-        if block.oversized or size > self._max_args:
+        elif block.oversized or not block.fragments.add_within(fragment, self._max_args):
             block.add(fragment, self._max_args)
-        elif fragment:
-            fragments.size = size
-            fragments.parts.append(fragment)
-            fragments.run = None
+
+    @property
+    def open_blocks(self) -> dict[int, Block]:
+        """The open tool blocks by index: the same dict for the stream's life (an item
+        reader may keep it), emptied when the stream ends."""
+        return self._blocks
+
+    @property
+    def max_args(self) -> int:
+        """``Limits.max_argument_bytes``: past it a block's arguments are not kept."""
+        return self._max_args
 
     @property
     def ended(self) -> bool:

@@ -5,7 +5,9 @@ anthropic's ``Stream`` yields one object per SSE event (``RawMessageStreamEvent`
 the reducer needs, by attribute, and hands the reducer the same event it would have
 decoded from the bytes (``Reducer.take``; an argument delta straight to
 ``Reducer.json_delta``). Text and thinking deltas, most of a stream, cost two reads.
-A delta's fields are read from the models' ``__dict__`` (``_items``).
+A delta's fields are read from the models' ``__dict__`` (``_items``), and the usual
+argument delta (a string, to an open block, within the limit) is appended here, one call
+per event fewer (``Fragments.add_within``'s usual case, inline).
 An object without the attributes expected raises (``AttributeError``): the caller
 then reads the bytes instead.
 """
@@ -28,10 +30,19 @@ _USAGE_KEYS: Final = (
 )
 
 
+#: What an event that completed no call returns (shared: callers only read it).
+_NONE: Final[list[ToolCall]] = []
+
+
 class Items(ItemReader[Reducer]):
     """Folds anthropic's decoded stream events into a ``Reducer``."""
 
-    __slots__ = ()
+    __slots__ = ("_blocks", "_limit")
+
+    def __init__(self, reducer: Reducer) -> None:
+        super().__init__(reducer)
+        self._blocks = reducer.open_blocks
+        self._limit = reducer.max_args
 
     def item(self, ev: Any) -> list[ToolCall]:
         """Take one decoded event; return the calls it completed."""
@@ -40,8 +51,20 @@ class Items(ItemReader[Reducer]):
             if fields["type"] == "content_block_delta":
                 delta = fields["delta"].__dict__
                 if delta["type"] == "input_json_delta":
-                    self.reducer.json_delta(fields["index"], delta["partial_json"])
-                return []
+                    index, fragment = fields["index"], delta["partial_json"]
+                    block = self._blocks.get(index) if index.__class__ is int else None
+                    if block is None or fragment.__class__ is not str:
+                        self.reducer.json_delta(index, fragment)
+                        return _NONE
+                    fragments = block.fragments
+                    size = fragments.size + len(fragment)
+                    if size > self._limit:  # (an ``oversized`` block is past it already)
+                        self.reducer.json_delta(index, fragment)
+                    elif fragment:
+                        fragments.size = size
+                        fragments.parts.append(fragment)
+                        fragments.run = None
+                return _NONE
         except (AttributeError, KeyError):  # not a model with its fields in a dict
             pass
         kind = ev.type
