@@ -319,7 +319,8 @@ class TapState(Settling):
         if self._first:
             self._first = False
             self._first_at = time.monotonic()
-            self.op.first_chunk()
+            if self.mode == "sse" or self.info.stream:  # not a whole body read in chunks
+                self.op.first_chunk()
             if self._decoded:
                 self.hot = _none
                 return None
