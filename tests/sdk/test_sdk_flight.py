@@ -147,7 +147,7 @@ def _reads_in_send(dialect: str) -> bool:
 
     http = Spy(transport=httpx2.MockTransport(lambda _: httpx2.Response(200, json={})))
     options: dict[str, Any] = {"api_key": "probe", "http_client": http, "max_retries": 0}
-    with contextlib.suppress(*SDK_ERRORS):
+    with http, contextlib.suppress(*SDK_ERRORS):
         if dialect == "anthropic":
             anthropic.Anthropic(base_url="http://probe.test", **options).messages.create(
                 model="m", max_tokens=1, messages=[{"role": "user", "content": "hi"}]
