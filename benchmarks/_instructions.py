@@ -69,6 +69,7 @@ import subprocess
 import sys
 import tempfile
 import warnings
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -83,7 +84,11 @@ _COLLECTED = re.compile(r"Collected\s*:\s*(\d+)")
 _LOOP = "functools_reduce"
 
 
-def _child(name: str, mode: str, count: int, url: str) -> None:
+def _child(
+    name: str, mode: str, count: int, url: str, counting: Callable[[bool], None] | None = None
+) -> None:
+    """Run the case's warm-up and ``count`` requests in ``mode``; ``counting`` is told when
+    the counted requests start (True) and end (False)."""
     from opentelemetry.metrics import NoOpMeterProvider
     from opentelemetry.trace import NoOpTracerProvider
 
@@ -111,7 +116,11 @@ def _child(name: str, mode: str, count: int, url: str) -> None:
     if collector_off:
         gc.freeze()
         gc.disable()
+    if counting is not None:
+        counting(True)
     functools.reduce(lambda _, __: case.run(client), range(count), None)  # (``--loop``)
+    if counting is not None:
+        counting(False)
     gc.enable()
     close_client(case, client)
     if mode == "tooltap-noop":
