@@ -26,6 +26,7 @@ import argparse
 import importlib
 import operator
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -56,6 +57,7 @@ STAGES: Final[tuple[tuple[str, str], ...]] = (
 )
 
 _CALL: Final = "_operator_call"  # ``operator.call`` as callgrind names it
+_CALLS: Final = re.compile(r"^stage calls: (\d+)$", re.MULTILINE)
 
 
 def resolve(target: str) -> tuple[Any, str]:
@@ -72,7 +74,7 @@ def resolve(target: str) -> tuple[Any, str]:
 
 def _child(name: str, mode: str, count: int, url: str, target: str) -> None:
     """The case's requests, ``target`` routed through ``operator.call`` while counted."""
-    counted = False
+    counted, calls = False, 0
 
     def counting(on: bool) -> None:
         nonlocal counted
@@ -82,16 +84,22 @@ def _child(name: str, mode: str, count: int, url: str, target: str) -> None:
     original = getattr(owner, attribute)
 
     def routed(*args: Any, **kwargs: Any) -> Any:
+        nonlocal calls
         if counted:
+            calls += 1
             return operator.call(original, *args, **kwargs)
         return original(*args, **kwargs)
 
     setattr(owner, attribute, routed)
     _instructions._child(name, mode, count, url, counting)
+    print(f"stage calls: {calls}")
 
 
-def _count(name: str, mode: str, count: int, url: str, recorded: Path, target: str | None) -> float:
-    """Instructions per request: of the loop (``target`` None), or inside ``target``."""
+def _count(
+    name: str, mode: str, count: int, url: str, recorded: Path, target: str | None
+) -> tuple[float, float]:
+    """Instructions per request, of the loop (``target`` None) or inside ``target``, and
+    the calls of ``target`` per request."""
     toggle = _CALL if target else _instructions._LOOP
     argv = ["valgrind", "--tool=callgrind", f"--toggle-collect={toggle}"]
     argv += ["--callgrind-out-file=/dev/null", sys.executable, "-m", "benchmarks._stages"]
@@ -104,7 +112,8 @@ def _count(name: str, mode: str, count: int, url: str, recorded: Path, target: s
     found = _instructions._COLLECTED.search(run.stderr)
     if found is None:
         raise RuntimeError(f"no instruction count in valgrind's output: {run.stderr[-500:]}")
-    return int(found.group(1)) / count
+    calls = _CALLS.search(run.stdout)
+    return int(found.group(1)) / count, (int(calls.group(1)) / count if calls else 0.0)
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -134,21 +143,21 @@ def main(argv: list[str] | None = None) -> None:
         record(_instructions._case(name), sim.url, recorded)
         runs = [("bare", None), (mode, None)] + [(mode, target) for _, target in STAGES]
 
-        def one(run: tuple[str, str | None]) -> float:
+        def one(run: tuple[str, str | None]) -> tuple[float, float]:
             return _count(name, run[0], args.requests, sim.url, recorded, run[1])
 
         with ThreadPoolExecutor(os.cpu_count() or 1) as pool:
-            bare, whole, *stages = pool.map(one, runs)
+            (bare, _), (whole, _), *stages = pool.map(one, runs)
     added = whole - bare
     providers = "the OpenTelemetry SDK" if args.sdk else "no-op OpenTelemetry providers"
     print(f"{name}: instructions per request ({args.requests} requests, replayed)", end="")
     print(f", over {providers}")
     print(f"bare {bare / 1e6:.2f} M, tooltap {whole / 1e6:.2f} M: added {added / 1e6:+.2f} M\n")
-    print("| stage | function | M/request | of the added |")
-    print("|---|---|---|---|")
-    for (stage, target), value in zip(STAGES, stages, strict=True):
+    print("| stage | function | calls/request | M/request | of the added |")
+    print("|---|---|---|---|---|")
+    for (stage, target), (value, calls) in zip(STAGES, stages, strict=True):
         share = f"{value / added:.0%}" if added > 0 else "-"
-        print(f"| {stage} | `{target}` | {value / 1e6:.3f} | {share} |")
+        print(f"| {stage} | `{target}` | {calls:g} | {value / 1e6:.3f} | {share} |")
 
 
 if __name__ == "__main__":

@@ -34,9 +34,9 @@ def test_a_missing_stage_is_an_error() -> None:
         _stages.resolve("tooltap._telemetry.calls:Calls.no_such_stage")
 
 
-def test_a_routed_stage_keeps_the_case_working(tmp_path: Path) -> None:
-    """The child, with the stage routed, runs the case's requests to the end (no valgrind:
-    routing alone must change nothing the case sees)."""
+def test_a_routed_stage_is_called_and_keeps_the_case_working(tmp_path: Path) -> None:
+    """The child, with the stage routed, runs the case's requests to the end, and the stage
+    ran through the route (no valgrind: the route alone is checked)."""
     target = "tooltap._telemetry.calls:Calls.received"
     with SimProcess(**SMALL) as sim:
         recorded = tmp_path / "responses.pickle"
@@ -53,6 +53,9 @@ def test_a_routed_stage_keeps_the_case_working(tmp_path: Path) -> None:
             check=False,
         )
     assert run.returncode == 0, run.stderr[-2000:]
+    found = _stages._CALLS.search(run.stdout)
+    assert found is not None, run.stdout[-2000:]
+    assert int(found.group(1)) >= 2  # the calls of each of the 2 counted requests
 
 
 @pytest.mark.slow
@@ -62,6 +65,7 @@ def test_a_stage_counts_a_share_of_the_loop(tmp_path: Path) -> None:
         recorded = tmp_path / "responses.pickle"
         record(_instructions._case(CASE), sim.url, recorded)
         args = (CASE, "tooltap-noop", 1, sim.url, recorded)
-        received = _stages._count(*args, "tooltap._telemetry.calls:Calls.received")
-        loop = _stages._count(*args, None)
+        received, calls = _stages._count(*args, "tooltap._telemetry.calls:Calls.received")
+        loop, _ = _stages._count(*args, None)
     assert 0 < received < loop
+    assert calls >= 1
