@@ -390,6 +390,7 @@ class TapState(Settling):
             return False
         self.mode = "sse"
         self._parser = StreamParser(self.info.dialect, limits=self.op.tel.config.limits)
+        self.op.first_chunk()  # a stream after all: timed as one (once per operation)
         return True
 
     def broken(self, exc: Exception) -> None:
