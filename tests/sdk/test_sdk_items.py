@@ -251,8 +251,9 @@ def _anthropic_stream(draw: st.DrawFn) -> tuple[bytes, bool]:
     if text:
         blocks.append(("text", None))
     blocks += [("tool_use", json.dumps(args, ensure_ascii=draw(st.booleans()))) for args in tools]
-    pending: list[list[str]] = []
-    for index, (kind, args) in enumerate(blocks):
+    pending: list[list[Any]] = []
+    first = draw(st.sampled_from([0, 0, 300]))  # (300: past CPython's one-object small ints)
+    for index, (kind, args) in enumerate(blocks, first):
         if kind == "text":
             block: dict[str, Any] = {"type": "text", "text": ""}
             pieces = ["Let me ", "look."]
@@ -262,22 +263,24 @@ def _anthropic_stream(draw: st.DrawFn) -> tuple[bytes, bool]:
             assert args is not None
             cuts = sorted(draw(st.lists(st.integers(0, len(args)), max_size=4)))
             pieces = [args[a:b] for a, b in zip([0, *cuts], [*cuts, len(args)], strict=True)]
+            if draw(st.integers(0, 9)) == 0:  # a fragment that is not a string
+                pieces.insert(draw(st.integers(0, len(pieces))), draw(st.sampled_from([7, None])))
         start = {"type": "content_block_start", "index": index, "content_block": block}
         events.append(("content_block_start", start))
         pending.append(pieces)
     order = draw(st.permutations([i for i, p in enumerate(pending) for _ in p]))
-    for index in order:
-        piece = pending[index].pop(0)
+    for position in order:
+        piece, index = pending[position].pop(0), first + position
         delta = (
             {"type": "text_delta", "text": piece}
-            if blocks[index][0] == "text"
+            if blocks[position][0] == "text"
             else {"type": "input_json_delta", "partial_json": piece}
         )
         events.append(("content_block_delta", {"type": "content_block_delta", "index": index,
                                                "delta": delta}))  # fmt: skip
         if draw(st.integers(0, 9)) == 0:
             events.append(("ping", {"type": "ping"}))
-    for index in draw(st.permutations(range(len(blocks)))):
+    for index in draw(st.permutations(range(first, first + len(blocks)))):
         events.append(("content_block_stop", {"type": "content_block_stop", "index": index}))
     reason = draw(st.sampled_from(["tool_use", "end_turn", "max_tokens"]))
     end = {"stop_reason": reason, "stop_sequence": None}

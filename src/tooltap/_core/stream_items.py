@@ -33,6 +33,8 @@ __all__ = ["Declined", "ItemParser", "item_parser"]
 class _Reader(Protocol):
     def item(self, obj: Any) -> list[ToolCall]: ...
 
+    def flush(self) -> None: ...
+
     @property
     def ended(self) -> bool: ...
 
@@ -89,13 +91,17 @@ class ItemParser:
 
     def close(self) -> Parsed:
         """End of the stream: everything learnt."""
+        self._reader.flush()
         return self._reducer.finish()
 
     def fork(self) -> Reducer | None:
         """An independent copy of the reducer as the items so far left it, when its
         dialect's reducer can be copied (else None)."""
         fork: Callable[[], Reducer] | None = getattr(self._reducer, "fork", None)
-        return None if fork is None else fork()
+        if fork is None:
+            return None
+        self._reader.flush()
+        return fork()
 
 
 def item_parser(dialect: str, limits: Limits) -> ItemParser | None:

@@ -38,3 +38,6 @@ class ItemReader(Generic[R]):
     def ended(self) -> bool:
         """Whether the stream ended as it should, as the reducer tells it."""
         return self.reducer.ended
+
+    def flush(self) -> None:
+        """Hand the reducer whatever the reader holds back (before the reducer is read)."""

@@ -5,9 +5,13 @@ anthropic's ``Stream`` yields one object per SSE event (``RawMessageStreamEvent`
 the reducer needs, by attribute, and hands the reducer the same event it would have
 decoded from the bytes (``Reducer.take``; an argument delta straight to
 ``Reducer.json_delta``). Text and thinking deltas, most of a stream, cost two reads.
-A delta's fields are read from the models' ``__dict__`` (``_items``), and the usual
-argument delta (a string, to an open block, within the limit) is appended here, one call
-per event fewer (``Fragments.add_within``'s usual case, inline).
+A delta's fields are read from the models' ``__dict__`` (``_items``). Argument deltas to
+the same open block, most of a stream, are held back as they come (one ``append``
+each) and handed to the block as one piece when the run ends: at any other event, at a
+delta to another block, or when the reducer is read (``flush``); a run that is not all
+strings, or that would take the block past the limit, is handed on one fragment at a
+time instead, as each would have been. What is held back is bounded by the bytes the
+tap keeps for the body, which it caps.
 An object without the attributes expected raises (``AttributeError``): the caller
 then reads the bytes instead.
 """
@@ -19,6 +23,7 @@ from typing import Any, Final
 from ..model import ToolCall
 from ._items import ItemReader
 from .anthropic import Reducer
+from .anthropic_blocks import Block
 
 __all__ = ["Items"]
 
@@ -32,17 +37,23 @@ _USAGE_KEYS: Final = (
 
 #: What an event that completed no call returns (shared: callers only read it).
 _NONE: Final[list[ToolCall]] = []
+#: The block index of no run: no event's index is this object.
+_NO_RUN: Final = object()
 
 
 class Items(ItemReader[Reducer]):
     """Folds anthropic's decoded stream events into a ``Reducer``."""
 
-    __slots__ = ("_blocks", "_limit")
+    __slots__ = ("_add", "_block", "_blocks", "_index", "_limit", "_run")
 
     def __init__(self, reducer: Reducer) -> None:
         super().__init__(reducer)
         self._blocks = reducer.open_blocks
         self._limit = reducer.max_args
+        self._run: list[Any] = []  # argument fragments held back for the block ``_index``
+        self._add = self._run.append
+        self._index: object = _NO_RUN
+        self._block: Block | None = None  # the block at ``_index``
 
     def item(self, ev: Any) -> list[ToolCall]:
         """Take one decoded event; return the calls it completed."""
@@ -51,22 +62,15 @@ class Items(ItemReader[Reducer]):
             if fields["type"] == "content_block_delta":
                 delta = fields["delta"].__dict__
                 if delta["type"] == "input_json_delta":
-                    index, fragment = fields["index"], delta["partial_json"]
-                    block = self._blocks.get(index) if index.__class__ is int else None
-                    if block is None or fragment.__class__ is not str:
-                        self.reducer.json_delta(index, fragment)
-                        return _NONE
-                    fragments = block.fragments
-                    size = fragments.size + len(fragment)
-                    if size > self._limit:  # (an ``oversized`` block is past it already)
-                        self.reducer.json_delta(index, fragment)
-                    elif fragment:
-                        fragments.size = size
-                        fragments.parts.append(fragment)
-                        fragments.run = None
+                    index = fields["index"]
+                    if index is self._index:  # the run's block (small ints are one object)
+                        self._add(delta["partial_json"])
+                    else:
+                        self._start(index, delta["partial_json"])
                 return _NONE
         except (AttributeError, KeyError):  # not a model with its fields in a dict
             pass
+        self.flush()
         kind = ev.type
         if kind == "content_block_delta":
             delta = ev.delta
@@ -76,6 +80,39 @@ class Items(ItemReader[Reducer]):
         if not isinstance(kind, str):
             raise AttributeError(f"event type is {type(kind).__name__}")
         return self.reducer.take(kind, _fields(kind, ev))
+
+    def _start(self, index: Any, fragment: Any) -> None:
+        """An argument delta to another block than the run's: the run ends, and one for
+        ``index`` starts when it names an open block that still keeps its fragments."""
+        self.flush()
+        block = self._blocks.get(index) if index.__class__ is int else None
+        if block is None or block.oversized:
+            self.reducer.json_delta(index, fragment)
+        else:
+            self._index, self._block = index, block
+            self._add(fragment)
+
+    def flush(self) -> None:
+        """Hand the run held back to its block: as one piece when it is all strings
+        within the limit, else one fragment at a time, as each would have come."""
+        run, index, block = self._run, self._index, self._block
+        if not run or block is None:
+            return
+        self._index, self._block = _NO_RUN, None
+        try:
+            text = "".join(run)
+        except TypeError:  # a fragment that is not a string: the reducer says what it is
+            text = None
+        fragments = block.fragments
+        if text is not None and fragments.size + len(text) <= self._limit:
+            if text:
+                fragments.size += len(text)
+                fragments.parts.append(text)
+                fragments.run = None
+        else:
+            for fragment in run:
+                self.reducer.json_delta(index, fragment)
+        run.clear()
 
 
 def _fields(kind: str, ev: Any) -> dict[str, Any]:
