@@ -10,9 +10,13 @@ line by line, so its first read never shows the burst: not checked there.
 from __future__ import annotations
 
 import asyncio
+import json
+import time
 from collections.abc import Iterator
 from typing import Any
 
+import httpx2
+import openai
 import pytest
 
 import tooltap
@@ -105,3 +109,44 @@ async def test_fewer_events_than_the_threshold_are_not(rec: Recorder, sim: Simul
     await driver.raw(driver.client(sim, sync=True), True)
     assert rec.total(PROBLEMS, tooltap__problem__kind="stream_buffered") == 0
     assert rec.inference()
+
+
+def _chunk(text: str, finish: str | None = None) -> bytes:
+    body = {
+        "id": "c1",
+        "object": "chat.completion.chunk",
+        "created": 1,
+        "model": "gpt-x",
+        "choices": [{"index": 0, "delta": {"content": text}, "finish_reason": finish}],
+    }
+    return b"data: " + json.dumps(body).encode() + b"\n\n"
+
+
+@pytest.mark.parametrize(("tail", "flagged"), [(40, False), (1, True)], ids=["streams", "burst"])
+def test_the_bytes_after_a_first_read_of_many_events_decide(
+    buffered_otel: Recorder, tail: int, flagged: bool
+) -> None:
+    """The first read comes after a long wait with several events; the rest comes over a
+    while longer than a tenth of that wait, so only the bytes tell: many more (a stream
+    that started slowly) are not a burst, a small tail after nearly all of them is."""
+    first = b"".join(_chunk("x" * 400) for _ in range(EVENTS + 1))
+    rest = [_chunk("y" * 1000) for _ in range(tail - 1)] + [_chunk("", "stop"), b"data: [DONE]\n\n"]
+
+    def body() -> Iterator[bytes]:
+        time.sleep(WAIT + 0.2)
+        yield first
+        for piece in rest:
+            time.sleep(0.25 / len(rest))
+            yield piece
+
+    def handler(request: httpx2.Request) -> httpx2.Response:
+        return httpx2.Response(200, headers={"content-type": "text/event-stream"}, content=body())
+
+    http = httpx2.Client(transport=httpx2.MockTransport(handler))
+    client = openai.OpenAI(base_url="http://llm/v1", api_key="sk-test", http_client=http)
+    messages: Any = [{"role": "user", "content": "hi"}]
+    stream = client.chat.completions.create(model="gpt-x", messages=messages, stream=True)
+    assert len(list(stream)) == EVENTS + 1 + tail
+    client.close()
+    found = buffered_otel.total(PROBLEMS, tooltap__problem__kind="stream_buffered")
+    assert found == (1 if flagged else 0)

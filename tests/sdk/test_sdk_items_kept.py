@@ -165,7 +165,7 @@ def test_the_bytes_kept_are_trimmed_while_the_sdk_reads_the_body(
     held = 0
     for _item in stream:
         held = max(held, len(state.kept()[0]))
-    size = state.size
+    size = stream.response.num_bytes_downloaded
     client.close()
     _long_check(recorder, size, held)
 
@@ -183,7 +183,7 @@ async def test_the_bytes_kept_are_trimmed_while_the_sdk_reads_the_body_async(
     held = 0
     async for _item in stream:
         held = max(held, len(state.kept()[0]))
-    size = state.size
+    size = stream.response.num_bytes_downloaded
     await client.close()
     _long_check(recorder, size, held)
 

@@ -71,7 +71,6 @@ def tap_sync(chunks: Iterable[bytes], state: TapState) -> Iterator[bytes]:
     try:
         for chunk in chunks:
             try:
-                state.size += len(chunk)
                 calls = state.hot(chunk)
                 if calls:
                     state.op.calls_received(calls)
@@ -108,7 +107,6 @@ class TapAsyncStream(_Observed):
         try:
             async for chunk in inner:
                 try:
-                    state.size += len(chunk)
                     calls = state.hot(chunk)
                     if calls:
                         state.op.calls_received(calls)

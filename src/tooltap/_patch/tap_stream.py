@@ -11,6 +11,7 @@ import weakref
 from collections.abc import AsyncGenerator, Callable, Generator, Mapping
 from typing import Any, Final
 
+from .._core.buffering import BURST_SHARE
 from .._core.dialects._base import Reducer
 from .._core.model import Problem, RequestInfo, ToolCall
 from .._core.stream import Framing, StreamParser
@@ -65,8 +66,10 @@ class TapState(Settling):
     start there.
 
     For ``stream_buffered`` it keeps three clock readings (headers, the first read
-    started, the first chunk), the first chunk's events and bytes, and per chunk only
-    the byte count (``size``, added by the proxies).
+    started, the first chunk), the first chunk's events and bytes, and the body's byte
+    count (``size``): ``feed`` counts what it takes; past the first chunk, the bytes
+    that take a faster ``hot`` are counted only while the first read may yet hold
+    ``BURST_SHARE`` of them (``_counting``): with fewer events than a burst, not at all.
     """
 
     __slots__ = (
@@ -83,6 +86,7 @@ class TapState(Settling):
         "_first_events",
         "_framing",
         "_loop",
+        "_next",
         "_off",
         "_oversized",
         "_parser",
@@ -150,6 +154,7 @@ class TapState(Settling):
         self._thread: threading.Thread | None = None
         self._kept: tuple[End, BaseException | None] | None = None  # an end awaiting a step
         self.hot: Callable[[bytes], list[ToolCall] | None] = self.feed
+        self._next: Callable[[bytes], list[ToolCall] | None] = self.feed  # ``_counting``'s step
         self.flight: Recording | None = None  # the flight recorder's, set by the tap
         op.body = self
 
@@ -180,8 +185,8 @@ class TapState(Settling):
         if base is not None:
             limits = self.op.tel.config.limits
             self._parser = StreamParser(self.info.dialect, limits=limits, reducer=base)
-        if not self._first and not self._decoded and self.hot is not self.feed:
-            self.hot = self._parser.feed
+        if not self._first and not self._decoded and self.hot != self.feed:
+            self._go(self._parser.feed)
         return self._parser.feed(bytes(raw))[max(emitted - self._based, 0) :] if raw else []
 
     def trim(self, last: int, emitted: int) -> int:
@@ -199,7 +204,7 @@ class TapState(Settling):
         size = len(raw)
         if size == last or size > self._cap:  # no read since / parsed after all: later
             return size
-        if self.items is None or self.hot != raw.extend:
+        if self.items is None or self._step() != raw.extend:
             return UNTRIMMED
         end = raw.rfind(b"\n\n", 0, last)
         if end < 0:  # one event so far: try again once as many bytes more came
@@ -224,7 +229,7 @@ class TapState(Settling):
         """Chunks may come with no step of the SDK's loop to check the bytes kept: from
         now on each raw chunk kept checks them (``_keep``)."""
         if self.items is not None and not self._first and not self._decoded:
-            self.hot = self._keep
+            self._go(self._keep)
 
     def oversized_raw(self) -> bool:
         """Whether the bytes kept for an SDK's items outgrew ``max_event_bytes``."""
@@ -316,6 +321,7 @@ class TapState(Settling):
         """One raw chunk, as the transport delivered it; the calls it completed."""
         if self._off:
             return None
+        self.size += len(chunk)
         if self._first:
             self._first = False
             self._first_at = time.monotonic()
@@ -329,15 +335,43 @@ class TapState(Settling):
                     self._first_events = chunk.count(b"\n\n") + chunk.count(b"\r\n\r\n")
                 self._first_bytes = len(chunk)
                 if not self.capture and self.flight is None:
+                    if self._burst_possible():
+                        self.hot = self._counting
                     if self.items is None:
-                        self.hot = self._parser.feed
+                        self._go(self._parser.feed)
                     else:  # the SDK's loop checks the bytes kept, when it is the reader
-                        self.hot = self._raw.extend if self._sdk_stepping() else self._keep
+                        self._go(self._raw.extend if self._sdk_stepping() else self._keep)
         if self._decoded:
             return None
         if self.flight is not None:
             self.flight.chunk(chunk)
         return self._take(chunk)
+
+    def _burst_possible(self) -> bool:
+        """Whether the first chunk holds enough events for ``stream_buffered`` to judge."""
+        config = self.op.tel.config
+        events = self._first_events
+        return config.stream_buffered_wait > 0 and 0 < events >= config.stream_buffered_events
+
+    def _counting(self, chunk: bytes) -> list[ToolCall] | None:
+        """``hot`` while the first chunk may yet hold ``BURST_SHARE`` of the body's bytes:
+        counts them, then hands the chunk on (and, once it cannot, ``hot`` too)."""
+        self.size += len(chunk)
+        step = self._next
+        if self._first_bytes < BURST_SHARE * self.size:
+            self.hot = step
+        return step(chunk)
+
+    def _go(self, step: Callable[[bytes], list[ToolCall] | None]) -> None:
+        """Make ``step`` what each chunk goes to (after ``_counting``, while it counts)."""
+        if self.hot == self._counting:
+            self._next = step
+        else:
+            self.hot = step
+
+    def _step(self) -> Callable[[bytes], list[ToolCall] | None]:
+        """What each chunk goes to (past ``_counting``)."""
+        return self._next if self.hot == self._counting else self.hot
 
     def decoded(self, data: bytes) -> None:
         """One piece the client's decoder produced for the app."""
