@@ -10,6 +10,9 @@ kept whole; with them trimmed after every read (``TapState.trim``), where a stre
 does not end as it should is parsed on from the reducer the items left; with the
 SDK's objects readable by attribute only, where the readers cannot take their fields
 from a ``__dict__``; and under a ``max_argument_bytes`` that many calls' arguments pass.
+The Anthropic one runs a fifth time with every object of one class (``SimpleNamespace``),
+where its reader, which tells events apart by their classes once seen, must still read
+each for what it is.
 """
 
 from __future__ import annotations
@@ -18,6 +21,7 @@ import itertools
 import json
 import logging
 from collections.abc import Callable, Iterator
+from types import SimpleNamespace
 from typing import Any
 
 import anthropic
@@ -157,7 +161,8 @@ def _google_read(chunks: list[bytes]) -> None:
 #: How the items are read: the bytes kept before a trim as shipped, or trimmed after every
 #: read; or the SDK's objects only readable by attribute (no ``__dict__``); or with the
 #: arguments kept up to ``_SMALL`` characters (``max_argument_bytes``).
-_MODES = pytest.mark.parametrize("mode", ["kept", "trimmed", "by-attribute", "small limit"])
+MODES = ["kept", "trimmed", "by-attribute", "small limit"]
+_MODES = pytest.mark.parametrize("mode", MODES)
 #: A ``max_argument_bytes`` that many generated arguments pass (``_ARGS``: up to ~60).
 _SMALL = Limits(max_argument_bytes=24)
 
@@ -185,13 +190,21 @@ def _by_attribute(value: Any) -> Any:
     return value
 
 
-def _read_by_attribute(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Every item parser gets the SDK's objects wrapped in ``_Attrs``."""
+def _namespace(value: Any) -> Any:
+    if isinstance(value, pydantic.BaseModel):
+        return SimpleNamespace(**{k: _namespace(v) for k, v in value.__dict__.items()})
+    if isinstance(value, list):
+        return [_namespace(v) for v in value]
+    return value
+
+
+def _read_as(monkeypatch: pytest.MonkeyPatch, wrap: Callable[[Any], Any]) -> None:
+    """Every item parser gets the SDK's objects as ``wrap`` makes them."""
     init = stream_items.ItemParser.__init__
 
     def wrapped_init(parser: stream_items.ItemParser, reader: Any, reducer: Any) -> None:
         init(parser, reader, reducer)
-        parser.item = lambda obj: reader.item(_Attrs(obj))
+        parser.item = lambda obj: reader.item(wrap(obj))
 
     monkeypatch.setattr(stream_items.ItemParser, "__init__", wrapped_init)
 
@@ -207,14 +220,17 @@ def _items_give_the_bytes_result(
 ) -> None:
     """Each generated stream, in any chunking, read by the real SDK (``read``): tooltap
     records the ``Parsed`` its bytes give, from the items when the stream ends as it should
-    (``mode``: one of ``_MODES``)."""
+    (``mode``: one of ``MODES``, or ``one class``: every object a ``SimpleNamespace``, so
+    that a reader telling items apart by their classes must not mistake one for another)."""
     limits = _SMALL if mode == "small limit" else None
     recorder.instrument(**({"limits": limits} if limits is not None else {}))
     seen = _Seen(monkeypatch)
     if mode == "trimmed":
         monkeypatch.setattr(tap_stream, "TRIM_BYTES", 1)
     elif mode == "by-attribute":
-        _read_by_attribute(monkeypatch)
+        _read_as(monkeypatch, _Attrs)
+    elif mode == "one class":
+        _read_as(monkeypatch, _namespace)
 
     @examples(count)
     @given(stream=streams, cuts=st.lists(st.integers(0, 1 << 16), max_size=8))
@@ -305,7 +321,7 @@ def _anthropic_stream(draw: st.DrawFn) -> tuple[bytes, bool]:
     return body, whole
 
 
-@_MODES
+@pytest.mark.parametrize("mode", [*MODES, "one class"])
 def test_anthropic_items_give_the_bytes_result(
     recorder: Recorder, monkeypatch: pytest.MonkeyPatch, mode: str
 ) -> None:

@@ -5,7 +5,10 @@ anthropic's ``Stream`` yields one object per SSE event (``RawMessageStreamEvent`
 the reducer needs, by attribute, and hands the reducer the same event it would have
 decoded from the bytes (``Reducer.take``; an argument delta straight to
 ``Reducer.json_delta``). Text and thinking deltas, most of a stream, cost two reads.
-A delta's fields are read from the models' ``__dict__`` (``_items``). Argument deltas to
+A delta's fields are read from the models' ``__dict__`` (``_items``); once a delta was read
+so, the classes of its event and of an argument delta tell the next ones apart (the SDK
+builds each event's model by its ``type``; an object of such a class that lacks the
+fields is read as any other event, by attribute). Argument deltas to
 the same open block, most of a stream, are held back as they come (one ``append``
 each) and handed to the block as one piece when the run ends: at any other event, at a
 delta to another block, or when the reducer is read (``flush``); a run that is not all
@@ -44,7 +47,7 @@ _NO_RUN: Final = object()
 class Items(ItemReader[Reducer]):
     """Folds anthropic's decoded stream events into a ``Reducer``."""
 
-    __slots__ = ("_add", "_block", "_blocks", "_index", "_limit", "_run")
+    __slots__ = ("_add", "_block", "_blocks", "_event", "_index", "_json", "_limit", "_run")
 
     def __init__(self, reducer: Reducer) -> None:
         super().__init__(reducer)
@@ -54,19 +57,28 @@ class Items(ItemReader[Reducer]):
         self._add = self._run.append
         self._index: object = _NO_RUN
         self._block: Block | None = None  # the block at ``_index``
+        self._event: type | None = None  # the class of content_block_delta events, once seen
+        self._json: type | None = None  # the class of their input_json_delta deltas
 
     def item(self, ev: Any) -> list[ToolCall]:
         """Take one decoded event; return the calls it completed."""
         try:  # most events: a delta, read from the models' dicts
             fields = ev.__dict__
-            if fields["type"] == "content_block_delta":
-                delta = fields["delta"].__dict__
-                if delta["type"] == "input_json_delta":
-                    index = fields["index"]
-                    if index is self._index:  # the run's block (small ints are one object)
-                        self._add(delta["partial_json"])
-                    else:
-                        self._start(index, delta["partial_json"])
+            if type(ev) is self._event or fields["type"] == "content_block_delta":
+                delta = fields["delta"]
+                if type(delta) is self._json:
+                    fragment = delta.__dict__["partial_json"]
+                else:
+                    self._event = type(ev)
+                    detail = delta.__dict__
+                    if detail["type"] != "input_json_delta":
+                        return _NONE
+                    self._json, fragment = type(delta), detail["partial_json"]
+                index = fields["index"]
+                if index is self._index:  # the run's block (small ints are one object)
+                    self._add(fragment)
+                else:
+                    self._start(index, fragment)
                 return _NONE
         except (AttributeError, KeyError):  # not a model with its fields in a dict
             pass
