@@ -351,7 +351,11 @@ class TapState(Settling):
         """Whether the first chunk holds enough events for ``stream_buffered`` to judge."""
         config = self.op.tel.config
         events = self._first_events
-        return config.stream_buffered_wait > 0 and 0 < events >= config.stream_buffered_events
+        return (
+            config.stream_buffered_wait > 0
+            and events > 0
+            and events >= config.stream_buffered_events
+        )
 
     def _counting(self, chunk: bytes) -> list[ToolCall] | None:
         """``hot`` while the first chunk may yet hold ``BURST_SHARE`` of the body's bytes:

@@ -115,13 +115,7 @@ class Items(ItemReader[Reducer]):
             text = "".join(run)
         except TypeError:  # a fragment that is not a string: the reducer says what it is
             text = None
-        fragments = block.fragments
-        if text is not None and fragments.size + len(text) <= self._limit:
-            if text:
-                fragments.size += len(text)
-                fragments.parts.append(text)
-                fragments.run = None
-        else:
+        if text is None or not block.fragments.add_within(text, self._limit):
             for fragment in run:
                 self.reducer.json_delta(index, fragment)
         run.clear()
