@@ -129,7 +129,7 @@ def test_the_bytes_after_a_first_read_of_many_events_decide(
     """The first read comes after a long wait with several events; the rest comes over a
     while longer than a tenth of that wait, so only the bytes tell: many more (a stream
     that started slowly) are not a burst, a small tail after nearly all of them is."""
-    first = b"".join(_chunk("x" * 400) for _ in range(EVENTS + 1))
+    first = b"".join(_chunk("x" * 2000) for _ in range(EVENTS + 1))
     rest = [_chunk("y" * 1000) for _ in range(tail - 1)] + [_chunk("", "stop"), b"data: [DONE]\n\n"]
 
     def body() -> Iterator[bytes]:
