@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from typing import Final
 
-__all__ = ["BURST_SHARE", "stream_buffered"]
+__all__ = ["BURST_SHARE", "bytes_burst", "judged", "stream_buffered"]
 
 #: A burst: at least this share of the body's bytes in the first read, or of the
 #: response's time (wait + spread) spent before its first byte.
@@ -41,6 +41,18 @@ def stream_buffered(
     * total_bytes`` or ``wait >= BURST_SHARE * (wait + spread)``. ``min_wait <= 0``
     turns the check off.
     """
-    if min_wait <= 0 or wait < min_wait or events < min_events:
+    if not judged(events=events, min_wait=min_wait, min_events=min_events) or wait < min_wait:
         return False
-    return first_bytes >= BURST_SHARE * total_bytes or wait >= BURST_SHARE * (wait + spread)
+    return bytes_burst(first_bytes, total_bytes) or wait >= BURST_SHARE * (wait + spread)
+
+
+def judged(*, events: int, min_wait: float, min_events: int) -> bool:
+    """Whether a stream whose first read carried ``events`` events can be found buffered
+    at all (``min_wait <= 0`` turns the check off)."""
+    return min_wait > 0 and events >= min_events
+
+
+def bytes_burst(first_bytes: int, total_bytes: int) -> bool:
+    """Whether the first read carried ``BURST_SHARE`` of the body's bytes: once the body
+    outgrows ``first_bytes / BURST_SHARE``, no later byte makes it one."""
+    return first_bytes >= BURST_SHARE * total_bytes

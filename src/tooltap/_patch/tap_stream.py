@@ -11,7 +11,7 @@ import weakref
 from collections.abc import AsyncGenerator, Callable, Generator, Mapping
 from typing import Any, Final
 
-from .._core.buffering import BURST_SHARE
+from .._core.buffering import bytes_burst, judged
 from .._core.dialects._base import Reducer
 from .._core.model import Problem, RequestInfo, ToolCall
 from .._core.stream import Framing, StreamParser
@@ -69,7 +69,8 @@ class TapState(Settling):
     started, the first chunk), the first chunk's events and bytes, and the body's byte
     count (``size``): ``feed`` counts what it takes; past the first chunk, the bytes
     that take a faster ``hot`` are counted only while the first read may yet hold
-    ``BURST_SHARE`` of them (``_counting``): with fewer events than a burst, not at all.
+    ``BURST_SHARE`` of them (``_counting``, ``buffering.bytes_burst``): with fewer events
+    than a burst (``buffering.judged``), not at all.
     """
 
     __slots__ = (
@@ -349,12 +350,11 @@ class TapState(Settling):
 
     def _burst_possible(self) -> bool:
         """Whether the first chunk holds enough events for ``stream_buffered`` to judge."""
-        config = self.op.tel.config
-        events = self._first_events
-        return (
-            config.stream_buffered_wait > 0
-            and events > 0
-            and events >= config.stream_buffered_events
+        config, events = self.op.tel.config, self._first_events
+        return events > 0 and judged(
+            events=events,
+            min_wait=config.stream_buffered_wait,
+            min_events=config.stream_buffered_events,
         )
 
     def _counting(self, chunk: bytes) -> list[ToolCall] | None:
@@ -362,7 +362,7 @@ class TapState(Settling):
         counts them, then hands the chunk on (and, once it cannot, ``hot`` too)."""
         self.size += len(chunk)
         step = self._next
-        if self._first_bytes < BURST_SHARE * self.size:
+        if not bytes_burst(self._first_bytes, self.size):
             self.hot = step
         return step(chunk)
 
