@@ -1,4 +1,4 @@
-"""Every streamed SDK case counted in instructions (valgrind), beside its CPU time.
+"""Every streamed SDK case, and the non-LLM traffic, counted in instructions (valgrind).
 
 CPU time on a shared machine wobbles by more than the effects measured; an instruction
 count does not. ``count_streams`` counts each streamed SDK case of ``benchmarks._cases``
@@ -15,6 +15,13 @@ valgrind reads several events at once, and every per-read cost (tooltap's taps a
 them) shrinks. The replay leaves out the socket and HTTP work, the same in both modes,
 so its bare base is smaller than a real client's: the ratio is an upper bound. The
 verdict: the same ratio target as CPU time (``TARGET_RATIO``).
+
+The non-LLM cases (a plain POST and GET that tooltap only looks at) add a few microseconds
+to requests of about half a millisecond: on a shared machine, less than their CPU time
+wobbles between rounds. They are counted too (``count_plain``), over the simulator's socket
+rather than a recording (a whole body in one read either way, and the bare base is then a
+real client's, HTTP/1.1 work included), ``PLAIN_REQUESTS`` per process, against the
+non-LLM target (``TARGET_NON_LLM_RATIO``).
 """
 
 from __future__ import annotations
@@ -25,13 +32,16 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
-from ._cases import CASES
-from ._report import TARGET_RATIO, _table, _verdict
+from ._cases import CASES, NON_LLM
+from ._report import TARGET_NON_LLM_RATIO, TARGET_RATIO, _table, _verdict
 from ._sim import SimProcess
 
-__all__ = ["count_streams", "streams_checks", "streams_table"]
+__all__ = ["count_plain", "count_streams", "plain_checks", "plain_table", "streams_checks",
+           "streams_table"]  # fmt: skip
 
 _MODES = ("bare", "tooltap")
+#: Requests per counted process of a non-LLM case (each is ~1.5 M instructions).
+PLAIN_REQUESTS = 32
 
 
 def count_streams(
@@ -104,5 +114,65 @@ def streams_table(counted: dict[str, Any], cases: list[dict[str, Any]]) -> str:
     ]  # fmt: skip
     return (title + _table(header, body) + f"\n\nOver recorded responses, one event per read "
             f"(the socket and HTTP work left out of both modes: the ratio is an upper bound); "
+            f"the requests alone, {counted['requests']} per process after one warm-up; hash "
+            f"seed 0, collector on.\n")  # fmt: skip
+
+
+def count_plain(workload: dict[str, int], requests: int = PLAIN_REQUESTS) -> dict[str, Any]:
+    """Instructions per request of the non-LLM cases, bare and instrumented, over the socket."""
+    if shutil.which("valgrind") is None:
+        return {"skipped": "valgrind not installed"}
+    from ._instructions import _instructions
+
+    runs = [(case.name, mode) for case in NON_LLM for mode in _MODES]
+    with SimProcess(**workload) as sim:
+
+        def count(run: tuple[str, str]) -> int:
+            name, mode = run
+            return _instructions(name, mode, requests, sim.url, None, 0, True, loop=True)
+
+        with ThreadPoolExecutor(max_workers=2) as pool:
+            counts = dict(zip(runs, pool.map(count, runs), strict=True))
+    rows = []
+    for case in NON_LLM:
+        bare, tooltap = (counts[(case.name, mode)] / requests for mode in _MODES)
+        rows.append({"case": case.name, "bare": bare, "tooltap": tooltap,
+                     "added": tooltap - bare, "ratio": tooltap / bare})  # fmt: skip
+    return {"requests": requests, "rows": rows}
+
+
+def plain_checks(counted: dict[str, Any]) -> list[dict[str, str]]:
+    """The target rows of the counted non-LLM cases."""
+    target = f"non-LLM traffic: ratio ≤ {TARGET_NON_LLM_RATIO:g}, in instructions (valgrind)"
+    if "skipped" in counted:
+        return [{"target": target, "case": "non-LLM cases", "value": counted["skipped"],
+                 "verdict": "inconclusive"}]  # fmt: skip
+    return [
+        {
+            "target": target,
+            "case": r["case"],
+            "value": f"{r['ratio']:.3f} ({r['added'] / 1e3:+.1f} k per request)",
+            "verdict": _verdict(r["ratio"], TARGET_NON_LLM_RATIO, 1.0),
+        }
+        for r in counted["rows"]
+    ]
+
+
+def plain_table(counted: dict[str, Any], cases: list[dict[str, Any]]) -> str:
+    """The counted non-LLM cases (Markdown), beside this run's CPU ratio where it has one."""
+    title = "### Non-LLM traffic, counted (valgrind instructions per request, over the socket)\n\n"
+    if "skipped" in counted:
+        return title + f"Not counted: {counted['skipped']}.\n"
+    cpu = {c["case"]: c["ratio"] for c in cases}
+    header = ["case", "bare k", "tooltap k", "added k", "ratio (instructions)",
+              "ratio (CPU, this run)", "verdict"]  # fmt: skip
+    body = [
+        [r["case"], f"{r['bare'] / 1e3:.0f}", f"{r['tooltap'] / 1e3:.0f}",
+         f"{r['added'] / 1e3:+.1f}", f"{r['ratio']:.3f}",
+         f"{cpu[r['case']]:.3f}" if r["case"] in cpu else "-",
+         _verdict(r["ratio"], TARGET_NON_LLM_RATIO, 1.0)]
+        for r in counted["rows"]
+    ]  # fmt: skip
+    return (title + _table(header, body) + f"\n\nThe simulator's responses over its socket; "
             f"the requests alone, {counted['requests']} per process after one warm-up; hash "
             f"seed 0, collector on.\n")  # fmt: skip

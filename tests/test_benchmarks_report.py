@@ -175,6 +175,32 @@ def test_counted_streams_are_judged_by_the_ratio_target_beside_the_cpu_ratio() -
     assert [c["verdict"] for c in skipped] == ["inconclusive"]
 
 
+def test_counted_non_llm_cases_are_judged_by_the_non_llm_target() -> None:
+    from benchmarks._counted import plain_checks, plain_table
+
+    counted = {"requests": 32, "rows": [
+        {"case": "httpx2 POST /v1/search (not LLM)", "bare": 1.50e6, "tooltap": 1.52e6,
+         "added": 0.02e6, "ratio": 1.52 / 1.50},
+        {"case": "httpx2 GET /v1/models (not LLM)", "bare": 1.40e6, "tooltap": 1.45e6,
+         "added": 0.05e6, "ratio": 1.45 / 1.40},
+    ]}  # fmt: skip
+    checks = plain_checks(counted)
+    assert {c["case"]: c["verdict"] for c in checks} == {
+        "httpx2 POST /v1/search (not LLM)": "met",
+        "httpx2 GET /v1/models (not LLM)": "MISSED",  # 1.036: past 1.02, within 1.05
+    }
+    assert checks[0]["value"] == "1.013 (+20.0 k per request)"
+    cpu = [{"case": "httpx2 POST /v1/search (not LLM)", "ratio": 1.083}]
+    rows = {line.split(" | ")[0][2:]: line.split(" | ")[1:]
+            for line in plain_table(counted, cpu).splitlines()[4:6]}  # fmt: skip
+    assert rows["httpx2 POST /v1/search (not LLM)"] == [
+        "1500", "1520", "+20.0", "1.013", "1.083", "met |"
+    ]  # fmt: skip
+    assert rows["httpx2 GET /v1/models (not LLM)"][-2:] == ["-", "MISSED |"]
+    skipped = plain_checks({"skipped": "valgrind not installed"})
+    assert [c["verdict"] for c in skipped] == ["inconclusive"]
+
+
 def test_peak_memory_beyond_its_allowance_misses() -> None:
     grown = _case("anthropic create(stream=True)", 56.0, 58.0, bare_peak_kib=171.0,
                   tooltap_peak_kib=358.0)  # fmt: skip
