@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import shutil
 import tempfile
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
@@ -42,6 +43,8 @@ __all__ = ["count_plain", "count_streams", "plain_checks", "plain_table", "strea
 _MODES = ("bare", "tooltap")
 #: Requests per counted process of a non-LLM case (each is ~1.5 M instructions).
 PLAIN_REQUESTS = 32
+#: One counted case's figures (``case``, ``bare``, ``tooltap``, ``added``, ``ratio``...).
+Row = dict[str, Any]
 
 
 def count_streams(
@@ -79,43 +82,68 @@ def count_streams(
     return {"requests": requests, "rows": rows}
 
 
+def _checks(
+    counted: dict[str, Any], target: str, bound: float, what: str, value: Callable[[Row], str]
+) -> list[dict[str, str]]:
+    """One target row per counted case (``what``: the cases, when none was counted)."""
+    if "skipped" in counted:
+        return [{"target": target, "case": what, "value": counted["skipped"],
+                 "verdict": "inconclusive"}]  # fmt: skip
+    return [
+        {"target": target, "case": r["case"], "value": value(r),
+         "verdict": _verdict(r["ratio"], bound, 1.0)}
+        for r in counted["rows"]
+    ]  # fmt: skip
+
+
+def _counted_table(
+    title: str,
+    counted: dict[str, Any],
+    cases: list[dict[str, Any]],
+    columns: tuple[list[str], Callable[[Row], list[str]]],
+    bound: float,
+    footnote: str,
+) -> str:
+    """A counted section's table: ``columns`` (names, a row's cells) before the ratio in
+    instructions, this run's CPU ratio of the same case (where it has one) and the verdict."""
+    if "skipped" in counted:
+        return title + f"Not counted: {counted['skipped']}.\n"
+    cpu = {c["case"]: c["ratio"] for c in cases}
+    names, cells = columns
+    header = [*names, "ratio (instructions)", "ratio (CPU, this run)", "verdict"]
+    body = [
+        [*cells(r), f"{r['ratio']:.3f}", f"{cpu[r['case']]:.3f}" if r["case"] in cpu else "-",
+         _verdict(r["ratio"], bound, 1.0)]
+        for r in counted["rows"]
+    ]  # fmt: skip
+    return title + _table(header, body) + "\n\n" + footnote
+
+
 def streams_checks(counted: dict[str, Any]) -> list[dict[str, str]]:
     """The target rows of the counted streamed cases."""
     target = f"ratio ≤ {TARGET_RATIO:g} over the bare SDK, in instructions (valgrind)"
-    if "skipped" in counted:
-        return [{"target": target, "case": "streamed SDK cases", "value": counted["skipped"],
-                 "verdict": "inconclusive"}]  # fmt: skip
-    return [
-        {
-            "target": target,
-            "case": r["case"],
-            "value": f"{r['ratio']:.3f} ({r['added'] / 1e6:+.1f} M per request)",
-            "verdict": _verdict(r["ratio"], TARGET_RATIO, 1.0),
-        }
-        for r in counted["rows"]
-    ]
+    return _checks(
+        counted, target, TARGET_RATIO, "streamed SDK cases",
+        lambda r: f"{r['ratio']:.3f} ({r['added'] / 1e6:+.1f} M per request)",
+    )  # fmt: skip
+
+
+def _stream_cells(r: Row) -> list[str]:
+    return [r["case"], str(r["events"] or "-"), f"{r['bare'] / 1e6:.1f}",
+            f"{r['tooltap'] / 1e6:.1f}", f"{r['added'] / 1e6:+.2f}",
+            f"{r['added'] / r['events'] / 1e3:+.1f}" if r["events"] else "-"]  # fmt: skip
 
 
 def streams_table(counted: dict[str, Any], cases: list[dict[str, Any]]) -> str:
     """The counted streamed cases (Markdown), beside this run's CPU ratio where it has one."""
-    title = "### Streamed SDK cases, counted (valgrind instructions per request, replayed)\n\n"
-    if "skipped" in counted:
-        return title + f"Not counted: {counted['skipped']}.\n"
-    cpu = {c["case"]: c["ratio"] for c in cases}
-    header = ["case", "SSE events", "bare M", "tooltap M", "added M", "added k/event",
-              "ratio (instructions)", "ratio (CPU, this run)", "verdict"]  # fmt: skip
-    body = [
-        [r["case"], str(r["events"] or "-"), f"{r['bare'] / 1e6:.1f}",
-         f"{r['tooltap'] / 1e6:.1f}", f"{r['added'] / 1e6:+.2f}",
-         f"{r['added'] / r['events'] / 1e3:+.1f}" if r["events"] else "-",
-         f"{r['ratio']:.3f}", f"{cpu[r['case']]:.3f}" if r["case"] in cpu else "-",
-         _verdict(r["ratio"], TARGET_RATIO, 1.0)]
-        for r in counted["rows"]
-    ]  # fmt: skip
-    return (title + _table(header, body) + f"\n\nOver recorded responses, one event per read "
-            f"(the socket and HTTP work left out of both modes: the ratio is an upper bound); "
-            f"the requests alone, {counted['requests']} per process after one warm-up; hash "
-            f"seed 0, collector on.\n")  # fmt: skip
+    names = ["case", "SSE events", "bare M", "tooltap M", "added M", "added k/event"]
+    return _counted_table(
+        "### Streamed SDK cases, counted (valgrind instructions per request, replayed)\n\n",
+        counted, cases, (names, _stream_cells), TARGET_RATIO,
+        f"Over recorded responses, one event per read (the socket and HTTP work left out of "
+        f"both modes: the ratio is an upper bound); the requests alone, "
+        f"{counted.get('requests')} per process after one warm-up; hash seed 0, collector on.\n",
+    )  # fmt: skip
 
 
 def count_plain(workload: dict[str, int], requests: int = PLAIN_REQUESTS) -> dict[str, Any]:
@@ -144,35 +172,23 @@ def count_plain(workload: dict[str, int], requests: int = PLAIN_REQUESTS) -> dic
 def plain_checks(counted: dict[str, Any]) -> list[dict[str, str]]:
     """The target rows of the counted non-LLM cases."""
     target = f"non-LLM traffic: ratio ≤ {TARGET_NON_LLM_RATIO:g}, in instructions (valgrind)"
-    if "skipped" in counted:
-        return [{"target": target, "case": "non-LLM cases", "value": counted["skipped"],
-                 "verdict": "inconclusive"}]  # fmt: skip
-    return [
-        {
-            "target": target,
-            "case": r["case"],
-            "value": f"{r['ratio']:.3f} ({r['added'] / 1e3:+.1f} k per request)",
-            "verdict": _verdict(r["ratio"], TARGET_NON_LLM_RATIO, 1.0),
-        }
-        for r in counted["rows"]
-    ]
+    return _checks(
+        counted, target, TARGET_NON_LLM_RATIO, "non-LLM cases",
+        lambda r: f"{r['ratio']:.3f} ({r['added'] / 1e3:+.1f} k per request)",
+    )  # fmt: skip
+
+
+def _plain_cells(r: Row) -> list[str]:
+    return [r["case"], f"{r['bare'] / 1e3:.0f}", f"{r['tooltap'] / 1e3:.0f}",
+            f"{r['added'] / 1e3:+.1f}"]  # fmt: skip
 
 
 def plain_table(counted: dict[str, Any], cases: list[dict[str, Any]]) -> str:
     """The counted non-LLM cases (Markdown), beside this run's CPU ratio where it has one."""
-    title = "### Non-LLM traffic, counted (valgrind instructions per request, over the socket)\n\n"
-    if "skipped" in counted:
-        return title + f"Not counted: {counted['skipped']}.\n"
-    cpu = {c["case"]: c["ratio"] for c in cases}
-    header = ["case", "bare k", "tooltap k", "added k", "ratio (instructions)",
-              "ratio (CPU, this run)", "verdict"]  # fmt: skip
-    body = [
-        [r["case"], f"{r['bare'] / 1e3:.0f}", f"{r['tooltap'] / 1e3:.0f}",
-         f"{r['added'] / 1e3:+.1f}", f"{r['ratio']:.3f}",
-         f"{cpu[r['case']]:.3f}" if r["case"] in cpu else "-",
-         _verdict(r["ratio"], TARGET_NON_LLM_RATIO, 1.0)]
-        for r in counted["rows"]
-    ]  # fmt: skip
-    return (title + _table(header, body) + f"\n\nThe simulator's responses over its socket; "
-            f"the requests alone, {counted['requests']} per process after one warm-up; hash "
-            f"seed 0, collector on.\n")  # fmt: skip
+    return _counted_table(
+        "### Non-LLM traffic, counted (valgrind instructions per request, over the socket)\n\n",
+        counted, cases, (["case", "bare k", "tooltap k", "added k"], _plain_cells),
+        TARGET_NON_LLM_RATIO,
+        f"The simulator's responses over its socket; the requests alone, "
+        f"{counted.get('requests')} per process after one warm-up; hash seed 0, collector on.\n",
+    )  # fmt: skip
