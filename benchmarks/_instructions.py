@@ -44,9 +44,11 @@ not a cost an app sees (that one includes the export).
 ``--seeds K`` repeats every count under ``PYTHONHASHSEED`` 0 to K-1 and prints the mean
 and each seed's figure. The hash seed lays out dicts and sets, and with them which
 attribute lookups collide in CPython's type cache and how malloc's free lists fragment:
-the same code and input counted under seeds 0, 1 and 2 moved tooltap's added instructions
-on the Anthropic stream by ~5 M (+6.0 M, +1.4 M, ...), more than the effects measured.
-One seed is a sample of that layout, not a property of the code.
+counted as whole processes, the same code and input under seeds 0, 1 and 2 moved
+tooltap's added instructions on the Anthropic stream by ~5 M (+6.0 M, +1.4 M, ...), more
+than the effects measured; the requests alone (``--loop``, over a recording) by ~0.5 M
+(+12.5 M, +12.9 M, +12.4 M). One seed is a sample of that layout, not a property of the
+code.
 
 The garbage collector runs during the counted requests, as in an app: the objects
 tooltap allocates make collections come sooner, and that is part of its cost. Where a
