@@ -83,14 +83,17 @@ def count_streams(
 
 
 def _checks(
-    counted: dict[str, Any], target: str, bound: float, what: str, value: Callable[[Row], str]
+    counted: dict[str, Any], target: str, bound: float, what: str, unit: tuple[float, str]
 ) -> list[dict[str, str]]:
-    """One target row per counted case (``what``: the cases, when none was counted)."""
+    """One target row per counted case, its added count in ``unit`` (``what``: the cases,
+    when none was counted)."""
     if "skipped" in counted:
         return [{"target": target, "case": what, "value": counted["skipped"],
                  "verdict": "inconclusive"}]  # fmt: skip
+    scale, name = unit
     return [
-        {"target": target, "case": r["case"], "value": value(r),
+        {"target": target, "case": r["case"],
+         "value": f"{r['ratio']:.3f} ({r['added'] / scale:+.1f} {name} per request)",
          "verdict": _verdict(r["ratio"], bound, 1.0)}
         for r in counted["rows"]
     ]  # fmt: skip
@@ -122,10 +125,7 @@ def _counted_table(
 def streams_checks(counted: dict[str, Any]) -> list[dict[str, str]]:
     """The target rows of the counted streamed cases."""
     target = f"ratio ≤ {TARGET_RATIO:g} over the bare SDK, in instructions (valgrind)"
-    return _checks(
-        counted, target, TARGET_RATIO, "streamed SDK cases",
-        lambda r: f"{r['ratio']:.3f} ({r['added'] / 1e6:+.1f} M per request)",
-    )  # fmt: skip
+    return _checks(counted, target, TARGET_RATIO, "streamed SDK cases", (1e6, "M"))
 
 
 def _stream_cells(r: Row) -> list[str]:
@@ -172,10 +172,7 @@ def count_plain(workload: dict[str, int], requests: int = PLAIN_REQUESTS) -> dic
 def plain_checks(counted: dict[str, Any]) -> list[dict[str, str]]:
     """The target rows of the counted non-LLM cases."""
     target = f"non-LLM traffic: ratio ≤ {TARGET_NON_LLM_RATIO:g}, in instructions (valgrind)"
-    return _checks(
-        counted, target, TARGET_NON_LLM_RATIO, "non-LLM cases",
-        lambda r: f"{r['ratio']:.3f} ({r['added'] / 1e3:+.1f} k per request)",
-    )  # fmt: skip
+    return _checks(counted, target, TARGET_NON_LLM_RATIO, "non-LLM cases", (1e3, "k"))
 
 
 def _plain_cells(r: Row) -> list[str]:
