@@ -150,7 +150,7 @@ def install(path: Path) -> None:
                 self.chunks = chunks
 
             def __iter__(self) -> Iterator[bytes]:
-                return iter(self.chunks)
+                yield from self.chunks  # a generator, as a transport's response stream is
 
             async def __aiter__(self) -> AsyncIterator[bytes]:
                 for chunk in self.chunks:

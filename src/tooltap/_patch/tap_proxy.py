@@ -2,7 +2,9 @@
 
 Each chunk goes to the app unchanged, right after one cheap ``hot`` of the body's
 ``TapState`` (the chunk is never copied, buffered or delayed beyond that); the state
-settles the operation once, however the body ends.
+settles the operation once, however the body ends. A body an SDK's loop reads
+``direct``ly (``TapState.go_direct``) gets no loop: the client's decoder hands the chunks
+on (``tap_decoder.KeepingDecoder``).
 
 The loops are a generator and an async generator: misuse from two threads or tasks
 (a second reader, a close while a read is running) gets the interpreter's own
@@ -53,7 +55,10 @@ class TapSyncStream(_Observed):
 
     def __iter__(self) -> Iterator[bytes]:
         state = self._self_state
-        loop = tap_sync(self.__wrapped__, state)
+        inner: Iterator[bytes] = iter(self.__wrapped__)
+        if quietly(state.go_direct, inner, default=False):
+            return inner
+        loop = tap_sync(inner, state)
         state.looped(loop)
         return loop
 
@@ -96,13 +101,16 @@ class TapAsyncStream(_Observed):
 
     def __aiter__(self) -> AsyncIterator[bytes]:
         state = self._self_state
-        loop = self._loop(state)
+        inner = self.__wrapped__.__aiter__()
+        if quietly(state.go_direct, inner, default=False):
+            return inner  # type: ignore[no-any-return]
+        loop = self._loop(state, inner)
         state.looped(loop)
         return loop
 
-    async def _loop(self, state: TapState) -> AsyncIterator[bytes]:
-        """Every chunk to the app, after tooltap's step; settles once however it ends."""
-        inner = self.__wrapped__.__aiter__()
+    async def _loop(self, state: TapState, inner: Any) -> AsyncIterator[bytes]:
+        """Every chunk of ``inner`` (the wrapped stream's iterator) to the app, after
+        tooltap's step; settles once however it ends."""
         state.reading()
         try:
             async for chunk in inner:
