@@ -150,7 +150,7 @@ def install(path: Path) -> None:
                 self.chunks = chunks
 
             def __iter__(self) -> Iterator[bytes]:
-                yield from self.chunks  # a generator, as a transport's response stream is
+                return iter(self.chunks)
 
             async def __aiter__(self) -> AsyncIterator[bytes]:
                 for chunk in self.chunks:

@@ -112,8 +112,6 @@ def _tap(response: Any, state: TapState, is_async: bool) -> Any:
     else:
         if decodes(decoder):  # the client decodes this body
             replace_decoder(response, state.decoding(decoder))
-        elif state.mode == "sse":  # an SDK's loop may read it directly
-            replace_decoder(response, state.keeping(decoder))
     proxy = TapAsyncStream if is_async else TapSyncStream
     response.stream = proxy(response.stream, state)
     return response

@@ -7,7 +7,7 @@ from typing import Any, Literal, Protocol
 
 from .._quietly import quietly
 
-__all__ = ["KeepingDecoder", "TapDecoder"]
+__all__ = ["TapDecoder"]
 
 
 class _Tap(Protocol):
@@ -16,48 +16,6 @@ class _Tap(Protocol):
     def decoded(self, data: bytes) -> None: ...
     def flushed(self) -> None: ...
     def finish(self, end: Literal["error"], exc: BaseException | None = None) -> None: ...
-
-
-class _Kept(Protocol):
-    """What the identity decoder of a body an SDK's loop reads tells its tap."""
-
-    direct: bool
-    op: Any
-    hot: Callable[[bytes], list[Any] | None]
-
-    def broken(self, exc: Exception) -> None: ...
-    def read_out(self) -> None: ...
-
-
-class KeepingDecoder:
-    """The client's decoder for a body sent as it is (its ``IdentityDecoder``), in its
-    place: every raw chunk passes it as it is, so while the body is read ``direct``ly
-    (``TapState.direct``: an SDK's loop reads it and takes its items) the tap gets each
-    chunk here, with no loop of its own between the transport and the client; its flush
-    tells the tap the body was read to its end. ``pieces``: the client's decoders return
-    iterables of pieces (httpx2), not one piece (httpx)."""
-
-    __slots__ = ("_pieces", "_state")
-
-    def __init__(self, state: _Kept, *, pieces: bool) -> None:
-        self._state = state
-        self._pieces = pieces
-
-    def decode(self, data: bytes) -> Any:
-        state = self._state
-        if state.direct:
-            try:
-                calls = state.hot(data)
-                if calls:
-                    state.op.calls_received(calls)
-            except Exception as exc:  # noqa: BLE001 - never into the app
-                state.broken(exc)
-        return (data,) if self._pieces else data
-
-    def flush(self) -> Any:
-        if self._state.direct:
-            quietly(self._state.read_out)
-        return () if self._pieces else b""
 
 
 class TapDecoder:

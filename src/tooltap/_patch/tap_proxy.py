@@ -2,9 +2,7 @@
 
 Each chunk goes to the app unchanged, right after one cheap ``hot`` of the body's
 ``TapState`` (the chunk is never copied, buffered or delayed beyond that); the state
-settles the operation once, however the body ends. A body an SDK's loop reads
-``direct``ly (``TapState.go_direct``) gets no loop: the client's decoder hands the chunks
-on (``tap_decoder.KeepingDecoder``).
+settles the operation once, however the body ends.
 
 The loops are a generator and an async generator: misuse from two threads or tasks
 (a second reader, a close while a read is running) gets the interpreter's own
@@ -55,10 +53,7 @@ class TapSyncStream(_Observed):
 
     def __iter__(self) -> Iterator[bytes]:
         state = self._self_state
-        inner: Iterator[bytes] = iter(self.__wrapped__)
-        if quietly(state.go_direct, inner, default=False):
-            return inner
-        loop = tap_sync(inner, state)
+        loop = tap_sync(self.__wrapped__, state)
         state.looped(loop)
         return loop
 
@@ -101,16 +96,13 @@ class TapAsyncStream(_Observed):
 
     def __aiter__(self) -> AsyncIterator[bytes]:
         state = self._self_state
-        inner = self.__wrapped__.__aiter__()
-        if quietly(state.go_direct, inner, default=False):
-            return inner  # type: ignore[no-any-return]
-        loop = self._loop(state, inner)
+        loop = self._loop(state)
         state.looped(loop)
         return loop
 
-    async def _loop(self, state: TapState, inner: Any) -> AsyncIterator[bytes]:
-        """Every chunk of ``inner`` (the wrapped stream's iterator) to the app, after
-        tooltap's step; settles once however it ends."""
+    async def _loop(self, state: TapState) -> AsyncIterator[bytes]:
+        """Every chunk to the app, after tooltap's step; settles once however it ends."""
+        inner = self.__wrapped__.__aiter__()
         state.reading()
         try:
             async for chunk in inner:

@@ -9,7 +9,6 @@ import threading
 import time
 import weakref
 from collections.abc import AsyncGenerator, Callable, Generator, Mapping
-from types import CodeType
 from typing import Any, Final
 
 from .._core.buffering import bytes_burst, judged
@@ -21,7 +20,7 @@ from .._quietly import after_collection, quietly, report
 from .._telemetry.flight import Recording
 from .._telemetry.operation import Operation
 from .._telemetry.settlement import Body, BodyEvent
-from .tap_decoder import KeepingDecoder, TapDecoder
+from .tap_decoder import TapDecoder
 from .tap_settle import End, Mode, Settling, collected, live, settle_all
 
 __all__ = ["End", "Mode", "TapState", "settle_all"]
@@ -66,15 +65,6 @@ class TapState(Settling):
     the reducer they left is kept instead (``trim``): the bytes parsed after all then
     start there.
 
-    Such a body is read ``direct``ly when the SDK's loop starts the client's read of it
-    and the client's decoder for it is the tap's (``keeping``: a body sent as it is): no
-    loop of the tap's runs between the transport and the client, and the decoder hands
-    ``hot`` each chunk instead. How the read ended is then told by the decoder's flush
-    (read to its end: ``read_out``) and, when the SDK's loop ends, by what it raised: an
-    exception that came up through the transport's reader (itself, or the one the SDK
-    raised from it) is the read's failure, a cancellation the app's task cancelled, any
-    other the SDK's own.
-
     For ``stream_buffered`` it keeps three clock readings (headers, the first read
     started, the first chunk), the first chunk's events and bytes, and the body's byte
     count (``size``): ``feed`` counts what it takes; past the first chunk, the bytes
@@ -96,7 +86,6 @@ class TapState(Settling):
         "_first_bytes",
         "_first_events",
         "_framing",
-        "_keeping",
         "_loop",
         "_next",
         "_off",
@@ -104,13 +93,10 @@ class TapState(Settling):
         "_parser",
         "_raw",
         "_read_at",
-        "_read_code",
-        "_read_out",
         "_reader",
         "_returned",
         "_thread",
         "capture",
-        "direct",
         "emitted",
         "flight",
         "headers",
@@ -165,10 +151,6 @@ class TapState(Settling):
         self._finalizer: weakref.finalize[Any, Any] | None = None
         self._reader: weakref.ref[Any] | None = None
         self._returned = False  # the SDK's loop returned (read the stream to its end)
-        self._keeping = False  # the client's decoder for this body is a KeepingDecoder
-        self.direct = False  # read by the SDK's loop with no tap loop: chunks via the decoder
-        self._read_out = False  # read directly to its end (the decoder flushed)
-        self._read_code: CodeType | None = None  # the code of the transport's reader
         self._loop: weakref.ref[Any] | None = None
         self._thread: threading.Thread | None = None
         self._kept: tuple[End, BaseException | None] | None = None  # an end awaiting a step
@@ -259,32 +241,6 @@ class TapState(Settling):
         how many before it ``trim``s them."""
         return self._raw, self._cap, TRIM_BYTES
 
-    def keeping(self, decoder: Any) -> KeepingDecoder:
-        """A decoder in place of the client's identity ``decoder`` for this SSE body, which
-        hands the tap the chunks when the body is read ``direct``ly."""
-        self._keeping = True
-        return KeepingDecoder(self, pieces=not isinstance(decoder.decode(b""), bytes))
-
-    def go_direct(self, inner: object) -> bool:
-        """The client starts reading the body from ``inner``, the transport's iterator (the
-        proxy's ``__iter__``/``__aiter__``): whether it is read ``direct``ly (claimed, the
-        decoder is the tap's, the SDK's loop is the reader, no chunk came, and ``inner`` is
-        a generator, whose frames tell a failure of the read), with no tap loop."""
-        code = getattr(inner, "gi_code", None) or getattr(inner, "ag_code", None)
-        if not (self._keeping and self.items is not None and self._first and not self._off):
-            return False
-        reader = self._reader() if self._reader is not None else None
-        if not isinstance(code, CodeType) or reader is None or not _running(reader):
-            return False
-        self.direct, self._read_code = True, code
-        self.reading()
-        self.looped(reader)
-        return True
-
-    def read_out(self) -> None:
-        """The client's decoder flushed a ``direct`` body: it was read to its end."""
-        self._read_out = True
-
     def decoding(self, decoder: Any) -> TapDecoder:
         """The client's decoder for this body, wrapped to hand the tap what it decodes."""
         self._decoded = True
@@ -351,13 +307,9 @@ class TapState(Settling):
 
         When the SDK raised (not a cancellation), it never handed the response on: the
         body settles with that failure (a close the SDK made on its way out is not the
-        app stopping early), and the response's calls are not delivered. A ``direct``
-        body ends with the loop, which was its only reader."""
+        app stopping early), and the response's calls are not delivered."""
         if after_collection(self.read_done, exc):
             return
-        end = self._direct_end(exc) if self.direct else None
-        if end is not None and (self._kept is None or self._kept[0] == "closed"):
-            self._kept = end  # the body's end, for the step's outcome
         self._reader = None
         self._returned = exc is None
         self._unwatched()
@@ -365,21 +317,6 @@ class TapState(Settling):
             self._report(BodyEvent.STEP_RAISED, None, exc)
         else:
             self._report(BodyEvent.STEP_RETURNED, None, None)
-        if end is not None and self.stage is Body.READING:  # nobody else can read it on
-            self.finish(*end)
-
-    def _direct_end(self, exc: BaseException | None) -> tuple[End, BaseException | None]:
-        """How a ``direct`` body's read ended, once the SDK's loop ended (raising ``exc``):
-        to its end (the decoder flushed); with the exception that came up through the
-        transport's reader (the SDK raised it, or one it caused); cancelled; else closed."""
-        if self._read_out:
-            return "exhausted", None
-        if exc is None or isinstance(exc, GeneratorExit):
-            return "closed", None
-        if not isinstance(exc, Exception):
-            return "cancelled", exc  # the app's task, cancelled inside the SDK's read
-        failure = _raised_through(exc, self._read_code)
-        return ("closed", None) if failure is None else ("error", failure)
 
     def feed(self, chunk: bytes) -> list[ToolCall] | None:
         """One raw chunk, as the transport delivered it; the calls it completed."""
@@ -510,26 +447,8 @@ class TapState(Settling):
             return
         if self.stage is Body.AWAITING_FLUSH and end in ("closed", "cancelled", "collected"):
             end = "exhausted"  # the raw body was read to its end
-        elif self._read_out and end == "closed":
-            end = "exhausted"  # read directly to its end, then closed
         event = BodyEvent.ENDED_IN_STEP if self._sdk_stepping() else BodyEvent.ENDED
         self._report(event, end, exc)
-
-
-def _raised_through(exc: BaseException, code: CodeType | None) -> BaseException | None:
-    """``exc``, or the exception it was raised from or during, whose traceback passes
-    through a frame of ``code``; else None."""
-    seen: set[int] = set()
-    failure: BaseException | None = exc
-    while failure is not None and id(failure) not in seen:
-        seen.add(id(failure))
-        tb = failure.__traceback__
-        while tb is not None:
-            if tb.tb_frame.f_code is code:
-                return failure
-            tb = tb.tb_next
-        failure = failure.__cause__ or failure.__context__
-    return None
 
 
 def _running(generator: object) -> bool:
