@@ -41,14 +41,19 @@ the bare count, by about 0.5 M): compare the added instructions of two runs, not
 bare figures. It is the measure for comparing two versions of tooltap's per-request code,
 not a cost an app sees (that one includes the export).
 
-``--seeds K`` repeats every count under ``PYTHONHASHSEED`` 0 to K-1 and prints the mean
-and each seed's figure. The hash seed lays out dicts and sets, and with them which
-attribute lookups collide in CPython's type cache and how malloc's free lists fragment:
-counted as whole processes, the same code and input under seeds 0, 1 and 2 moved
-tooltap's added instructions on the Anthropic stream by ~5 M (+6.0 M, +1.4 M, ...), more
-than the effects measured; the requests alone (``--loop``, over a recording) by ~0.5 M
-(+12.5 M, +12.9 M, +12.4 M). One seed is a sample of that layout, not a property of the
-code.
+``--seeds K`` repeats every count under ``PYTHONHASHSEED`` 0 to K-1, each with an
+environment of another size, and prints the mean and each run's figure. The hash seed lays
+out dicts and sets, and with them which attribute lookups collide in CPython's type cache
+and how malloc's free lists fragment: counted as whole processes, the same code and input
+under seeds 0, 1 and 2 moved tooltap's added instructions on the Anthropic stream by ~5 M
+(+6.0 M, +1.4 M, ...), more than the effects measured; the requests alone (``--loop``,
+over a recording) by ~0.5 M (+12.5 M, +12.9 M, +12.4 M). The environment's size moves
+where the interpreter's stack and heap start, and with them the same collisions: under
+seed 0, with 0, 211 and 517 bytes more environment, the Anthropic async stream's
+instrumented requests alone counted 267.9, 267.0 and 269.6 M (bare 252.2, 252.7, 252.2 M):
+a spread of 2.6 M on an added count of ~16 M. One run is a sample of a layout, not a
+property of the code: two versions of the code that differ by less than that spread are
+compared over several runs (``--seeds``), not one.
 
 The garbage collector runs during the counted requests, as in an app: the objects
 tooltap allocates make collections come sooner, and that is part of its cost. Where a
@@ -152,6 +157,7 @@ def _instructions(
     # wake-ups follow the wall clock, which valgrind stretches with the machine's load):
     # spans are exported when the process closes the providers, inside the count.
     env = {**os.environ, "PYTHONHASHSEED": str(seed), "OTEL_BSP_SCHEDULE_DELAY": "86400000"}
+    env["TOOLTAP_BENCH_LAYOUT"] = "." * (211 * seed)  # each seed, a layout of its own
     env["TOOLTAP_BENCH_GC"] = "on" if gc_on else "off"
     if replay is not None:
         env["TOOLTAP_BENCH_REPLAY"] = str(replay)
@@ -241,7 +247,7 @@ def _each(values: list[float]) -> str:
     """Each seed's figure, in M, when there are several."""
     if len(values) < 2:
         return ""
-    return " (hash seeds: " + ", ".join(f"{v / 1e6:+.1f}" for v in values) + ")"
+    return " (hash seeds and layouts: " + ", ".join(f"{v / 1e6:+.1f}" for v in values) + ")"
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -255,7 +261,7 @@ def main(argv: list[str] | None = None) -> None:
     )
     parser.add_argument("--noop", action="store_true", help="also tooltap over no-op providers")
     parser.add_argument("--replay", action="store_true", help="count over recorded responses")
-    parser.add_argument("--seeds", type=int, default=1, help="hash seeds to average over")
+    parser.add_argument("--seeds", type=int, default=1, help="hash seeds and layouts to average")
     parser.add_argument("--loop", action="store_true", help="count the requests alone")
     parser.add_argument(
         "--gc", choices=["on", "off", "both"], default="on", help="the collector while counting"
