@@ -5,12 +5,16 @@ count does not. ``count_streams`` counts each streamed SDK case of ``benchmarks.
 bare and instrumented (over the OpenTelemetry SDK's providers, as the CPU run), each in
 a fresh process under ``valgrind --tool=callgrind`` that collects only during the N
 requests after a warm-up (``benchmarks._instructions``' ``--loop``: start-up, imports and
-the export at exit left out; one hash seed, the collector on, as in an app), two
-processes at once. Counting whole processes instead (with 0 and with N requests, their
-difference) moved tooltap's added count on the Chat stream from +25.5 M to +34.8 M between
-two runs of the same per-request code. Each counts over recorded
-responses (``benchmarks._replay``): one event per read, as from a provider that generates
-tokens more slowly than the client parses them. Over the socket, a client slowed down by
+the export at exit left out; the collector on, as in an app), two processes at once, in
+``LAYOUTS`` processes a mode: each has a hash seed and an environment size of its own,
+which lay out the interpreter's dicts, sets and heap, and with them its type-cache
+collisions, and move one count by a few million instructions (``benchmarks._instructions``'
+docstring). The verdict judges the mean; the table gives the added count's spread too.
+Counting whole processes instead (with 0 and with N requests, their difference) moved
+tooltap's added count on the Chat stream from +25.5 M to +34.8 M between two runs of the
+same per-request code. Each counts over recorded responses (``benchmarks._replay``): one
+event per read, as from a provider that generates tokens more slowly than the client
+parses them. Over the socket, a client slowed down by
 valgrind reads several events at once, and every per-read cost (tooltap's taps among
 them) shrinks. The replay leaves out the socket and HTTP work, the same in both modes,
 so its bare base is smaller than a real client's: the ratio is an upper bound. The
@@ -41,6 +45,8 @@ __all__ = ["count_plain", "count_streams", "plain_checks", "plain_table", "strea
            "streams_table"]  # fmt: skip
 
 _MODES = ("bare", "tooltap")
+#: Processes (hash seed and layout) each streamed case is counted in, per mode.
+LAYOUTS = 3
 #: Requests per counted process of a non-LLM case (each is ~1.5 M instructions).
 PLAIN_REQUESTS = 32
 #: One counted case's figures (``case``, ``bare``, ``tooltap``, ``added``, ``ratio``...).
@@ -48,10 +54,14 @@ Row = dict[str, Any]
 
 
 def count_streams(
-    workload: dict[str, int], only: list[str] | None = None, requests: int = 4
+    workload: dict[str, int],
+    only: list[str] | None = None,
+    requests: int = 4,
+    layouts: int = LAYOUTS,
 ) -> dict[str, Any]:
     """Instructions per request of every streamed SDK case (those ``only`` names, if
-    given), bare and instrumented, with each response's SSE events."""
+    given), bare and instrumented, each the mean of ``layouts`` processes, with the added
+    count's spread between them and each response's SSE events."""
     if shutil.which("valgrind") is None:
         return {"skipped": "valgrind not installed"}
     from ._instructions import _events, _instructions
@@ -65,21 +75,27 @@ def count_streams(
         for case in cases:
             record(case, sim.url, recorded[case.name])
 
-        def count(run: tuple[str, str]) -> int:
-            name, mode = run
-            return _instructions(name, mode, requests, sim.url, recorded[name], 0, True, loop=True)
+        def count(run: tuple[str, str, int]) -> int:
+            name, mode, layout = run
+            replay = recorded[name]
+            return _instructions(name, mode, requests, sim.url, replay, layout, True, loop=True)
 
         names = [c.name for c in cases]
-        runs = [(name, mode) for name in names for mode in _MODES]
+        runs = [(n, mode, layout) for n in names for layout in range(layouts) for mode in _MODES]
         with ThreadPoolExecutor(max_workers=2) as pool:  # two processes under valgrind at once
             counts = dict(zip(runs, pool.map(count, runs), strict=True))
         events = {name: _events(name, sim.url) for name in names}
     rows = []
     for name in names:
-        bare, tooltap = (counts[(name, mode)] / requests for mode in _MODES)
-        rows.append({"case": name, "events": events[name], "bare": bare, "tooltap": tooltap,
-                     "added": tooltap - bare, "ratio": tooltap / bare})  # fmt: skip
-    return {"requests": requests, "rows": rows}
+        bare, tooltap = ([counts[(name, mode, n)] / requests for n in range(layouts)]
+                         for mode in _MODES)  # fmt: skip
+        added = [t - b for t, b in zip(tooltap, bare, strict=True)]
+        mean_bare, mean_tooltap = sum(bare) / layouts, sum(tooltap) / layouts
+        rows.append({"case": name, "events": events[name], "bare": mean_bare,
+                     "tooltap": mean_tooltap, "added": mean_tooltap - mean_bare,
+                     "spread": max(added) - min(added),
+                     "ratio": mean_tooltap / mean_bare})  # fmt: skip
+    return {"requests": requests, "layouts": layouts, "rows": rows}
 
 
 def _checks(
@@ -129,20 +145,26 @@ def streams_checks(counted: dict[str, Any]) -> list[dict[str, str]]:
 
 
 def _stream_cells(r: Row) -> list[str]:
+    spread = r.get("spread")
     return [r["case"], str(r["events"] or "-"), f"{r['bare'] / 1e6:.1f}",
             f"{r['tooltap'] / 1e6:.1f}", f"{r['added'] / 1e6:+.2f}",
+            "-" if spread is None else f"{spread / 1e6:.2f}",
             f"{r['added'] / r['events'] / 1e3:+.1f}" if r["events"] else "-"]  # fmt: skip
 
 
 def streams_table(counted: dict[str, Any], cases: list[dict[str, Any]]) -> str:
     """The counted streamed cases (Markdown), beside this run's CPU ratio where it has one."""
-    names = ["case", "SSE events", "bare M", "tooltap M", "added M", "added k/event"]
+    names = ["case", "SSE events", "bare M", "tooltap M", "added M", "added spread M",
+             "added k/event"]  # fmt: skip
+    layouts = counted.get("layouts", 1)
     return _counted_table(
         "### Streamed SDK cases, counted (valgrind instructions per request, replayed)\n\n",
         counted, cases, (names, _stream_cells), TARGET_RATIO,
         f"Over recorded responses, one event per read (the socket and HTTP work left out of "
         f"both modes: the ratio is an upper bound); the requests alone, "
-        f"{counted.get('requests')} per process after one warm-up; hash seed 0, collector on.\n",
+        f"{counted.get('requests')} per process after one warm-up, the collector on; the "
+        f"mean of {layouts} processes a mode, each with its own hash seed and layout "
+        f"(\"added spread\": between the least and the most they added).\n",
     )  # fmt: skip
 
 

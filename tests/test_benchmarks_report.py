@@ -151,11 +151,11 @@ def test_the_counted_history_verdict_follows_the_growth_with_the_collector_off()
 def test_counted_streams_are_judged_by_the_ratio_target_beside_the_cpu_ratio() -> None:
     from benchmarks._counted import streams_checks, streams_table
 
-    counted = {"requests": 2, "rows": [
+    counted = {"requests": 2, "layouts": 3, "rows": [
         {"case": "anthropic create(stream=True)", "events": 1500, "bare": 350e6,
-         "tooltap": 362e6, "added": 12e6, "ratio": 362 / 350},
+         "tooltap": 362e6, "added": 12e6, "spread": 2.6e6, "ratio": 362 / 350},
         {"case": "google generate_content_stream", "events": 3, "bare": 10e6,
-         "tooltap": 11e6, "added": 1e6, "ratio": 1.1},
+         "tooltap": 11e6, "added": 1e6, "spread": 0.04e6, "ratio": 1.1},
     ]}  # fmt: skip
     verdicts = {c["case"]: c["verdict"] for c in streams_checks(counted)}
     assert verdicts == {
@@ -166,11 +166,12 @@ def test_counted_streams_are_judged_by_the_ratio_target_beside_the_cpu_ratio() -
     # the CPU ratio of the same case from this run's cases, "-" for a case it did not time
     rows = {line.split(" | ")[0][2:]: line.split(" | ")[1:] for line in table.splitlines()[4:]}
     assert rows["anthropic create(stream=True)"] == [
-        "1500", "350.0", "362.0", "+12.00", "+8.0", "1.034", "1.036", "met |"
+        "1500", "350.0", "362.0", "+12.00", "2.60", "+8.0", "1.034", "1.036", "met |"
     ]  # fmt: skip
     assert rows["google generate_content_stream"] == [
-        "3", "10.0", "11.0", "+1.00", "+333.3", "1.100", "-", "MISSED |"
+        "3", "10.0", "11.0", "+1.00", "0.04", "+333.3", "1.100", "-", "MISSED |"
     ]  # fmt: skip
+    assert "the mean of 3 processes a mode" in table
     skipped = streams_checks({"skipped": "valgrind not installed"})
     assert [c["verdict"] for c in skipped] == ["inconclusive"]
 
