@@ -38,11 +38,12 @@ from pathlib import Path
 from typing import Any
 
 from ._cases import CASES, NON_LLM
+from ._instructions import _mean
 from ._report import TARGET_NON_LLM_RATIO, TARGET_RATIO, _table, _verdict
 from ._sim import SimProcess
 
-__all__ = ["count_plain", "count_streams", "plain_checks", "plain_table", "streams_checks",
-           "streams_table"]  # fmt: skip
+__all__ = ["count_plain", "count_streams", "plain_checks", "plain_table", "stream_row",
+           "streams_checks", "streams_table"]  # fmt: skip
 
 _MODES = ("bare", "tooltap")
 #: Processes (hash seed and layout) each streamed case is counted in, per mode.
@@ -85,17 +86,23 @@ def count_streams(
         with ThreadPoolExecutor(max_workers=2) as pool:  # two processes under valgrind at once
             counts = dict(zip(runs, pool.map(count, runs), strict=True))
         events = {name: _events(name, sim.url) for name in names}
-    rows = []
-    for name in names:
-        bare, tooltap = ([counts[(name, mode, n)] / requests for n in range(layouts)]
-                         for mode in _MODES)  # fmt: skip
-        added = [t - b for t, b in zip(tooltap, bare, strict=True)]
-        mean_bare, mean_tooltap = sum(bare) / layouts, sum(tooltap) / layouts
-        rows.append({"case": name, "events": events[name], "bare": mean_bare,
-                     "tooltap": mean_tooltap, "added": mean_tooltap - mean_bare,
-                     "spread": max(added) - min(added),
-                     "ratio": mean_tooltap / mean_bare})  # fmt: skip
+    rows = [
+        stream_row(name, events[name],
+                   *([counts[(name, mode, n)] / requests for n in range(layouts)]
+                     for mode in _MODES))
+        for name in names
+    ]  # fmt: skip
     return {"requests": requests, "layouts": layouts, "rows": rows}
+
+
+def stream_row(name: str, events: int, bare: list[float], tooltap: list[float]) -> Row:
+    """One counted case's row from its per-request counts, one per layout and mode: the
+    means, and the spread of what tooltap added between the layouts."""
+    added = [t - b for t, b in zip(tooltap, bare, strict=True)]
+    mean_bare, mean_tooltap = _mean(bare), _mean(tooltap)
+    return {"case": name, "events": events, "bare": mean_bare, "tooltap": mean_tooltap,
+            "added": mean_tooltap - mean_bare, "spread": max(added) - min(added),
+            "ratio": mean_tooltap / mean_bare}  # fmt: skip
 
 
 def _checks(
@@ -156,15 +163,19 @@ def streams_table(counted: dict[str, Any], cases: list[dict[str, Any]]) -> str:
     """The counted streamed cases (Markdown), beside this run's CPU ratio where it has one."""
     names = ["case", "SSE events", "bare M", "tooltap M", "added M", "added spread M",
              "added k/event"]  # fmt: skip
-    layouts = counted.get("layouts", 1)
+    layouts = counted.get("layouts", 1)  # figures of runs before layouts were counted: 1
+    processes = (
+        "one process a mode, hash seed 0" if layouts == 1
+        else f"the mean of {layouts} processes a mode, each with its own hash seed and layout "
+             f"(\"added spread\": between the least and the most they added)"
+    )  # fmt: skip
     return _counted_table(
         "### Streamed SDK cases, counted (valgrind instructions per request, replayed)\n\n",
         counted, cases, (names, _stream_cells), TARGET_RATIO,
         f"Over recorded responses, one event per read (the socket and HTTP work left out of "
         f"both modes: the ratio is an upper bound); the requests alone, "
-        f"{counted.get('requests')} per process after one warm-up, the collector on; the "
-        f"mean of {layouts} processes a mode, each with its own hash seed and layout "
-        f"(\"added spread\": between the least and the most they added).\n",
+        f"{counted.get('requests')} per process after one warm-up, the collector on; "
+        f"{processes}.\n",
     )  # fmt: skip
 
 

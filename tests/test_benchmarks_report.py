@@ -6,6 +6,8 @@ import json
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from benchmarks._parsers import FAST_PATHS, FULL_PATH, fast_path_gains
 from benchmarks._report import README_BEGIN, README_END, readme_section, tables, targets
 
@@ -172,8 +174,24 @@ def test_counted_streams_are_judged_by_the_ratio_target_beside_the_cpu_ratio() -
         "3", "10.0", "11.0", "+1.00", "0.04", "+333.3", "1.100", "-", "MISSED |"
     ]  # fmt: skip
     assert "the mean of 3 processes a mode" in table
+    # figures of a run that counted one process a mode: no spread, and the footnote says so
+    row = {k: v for k, v in counted["rows"][0].items() if k != "spread"}
+    older = streams_table({"requests": 4, "rows": [row]}, CASES)
+    assert older.splitlines()[4].split(" | ")[5] == "-"
+    assert "one process a mode, hash seed 0" in older
     skipped = streams_checks({"skipped": "valgrind not installed"})
     assert [c["verdict"] for c in skipped] == ["inconclusive"]
+
+
+def test_a_counted_row_is_the_mean_of_its_layouts_with_the_spread_of_what_was_added() -> None:
+    from benchmarks._counted import stream_row
+
+    row = stream_row("anthropic async stream", 1513, [250e6, 252e6, 254e6], [265e6, 268e6, 266e6])
+    assert row["bare"] == pytest.approx(252e6)
+    assert row["tooltap"] == pytest.approx(799e6 / 3)
+    assert row["added"] == pytest.approx(799e6 / 3 - 252e6)
+    assert row["spread"] == pytest.approx(16e6 - 12e6)  # added 15, 16 and 12 M
+    assert row["ratio"] == pytest.approx(799 / 3 / 252)
 
 
 def test_counted_non_llm_cases_are_judged_by_the_non_llm_target() -> None:
