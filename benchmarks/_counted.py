@@ -42,11 +42,11 @@ from ._instructions import _mean
 from ._report import TARGET_NON_LLM_RATIO, TARGET_RATIO, _table, _verdict
 from ._sim import SimProcess
 
-__all__ = ["count_plain", "count_streams", "plain_checks", "plain_table", "stream_row",
-           "streams_checks", "streams_table"]  # fmt: skip
+__all__ = ["LAYOUTS", "count_plain", "count_streams", "layout_means", "plain_checks",
+           "plain_table", "stream_row", "streams_checks", "streams_table"]  # fmt: skip
 
 _MODES = ("bare", "tooltap")
-#: Processes (hash seed and layout) each streamed case is counted in, per mode.
+#: Processes (hash seed and layout) each counted case is counted in, per mode.
 LAYOUTS = 3
 #: Requests per counted process of a non-LLM case (each is ~1.5 M instructions).
 PLAIN_REQUESTS = 32
@@ -95,14 +95,20 @@ def count_streams(
     return {"requests": requests, "layouts": layouts, "rows": rows}
 
 
+def layout_means(bare: list[float], tooltap: list[float]) -> Row:
+    """Per-request counts, one per layout and mode, as their means (``bare``, ``tooltap``,
+    ``added``) and the spread of what tooltap added between the layouts (``spread``)."""
+    added = [t - b for t, b in zip(tooltap, bare, strict=True)]
+    mean_bare, mean_tooltap = _mean(bare), _mean(tooltap)
+    return {"bare": mean_bare, "tooltap": mean_tooltap, "added": mean_tooltap - mean_bare,
+            "spread": max(added) - min(added)}  # fmt: skip
+
+
 def stream_row(name: str, events: int, bare: list[float], tooltap: list[float]) -> Row:
     """One counted case's row from its per-request counts, one per layout and mode: the
     means, and the spread of what tooltap added between the layouts."""
-    added = [t - b for t, b in zip(tooltap, bare, strict=True)]
-    mean_bare, mean_tooltap = _mean(bare), _mean(tooltap)
-    return {"case": name, "events": events, "bare": mean_bare, "tooltap": mean_tooltap,
-            "added": mean_tooltap - mean_bare, "spread": max(added) - min(added),
-            "ratio": mean_tooltap / mean_bare}  # fmt: skip
+    means = layout_means(bare, tooltap)
+    return {"case": name, "events": events, **means, "ratio": means["tooltap"] / means["bare"]}
 
 
 def _checks(

@@ -245,3 +245,35 @@ def test_a_history_count_below_bare_is_inconclusive() -> None:
     assert count_check(counted(-2.8e6, -0.1e6))["verdict"] == "inconclusive"
     assert count_check(counted(1.0e6, 1.2e6))["verdict"] == "met"
     assert count_check(counted(1.0e6, 2.0e6))["verdict"] == "MISSED"
+
+
+def test_a_history_growth_within_the_layouts_spread_of_the_target_is_inconclusive() -> None:
+    from benchmarks._counted import layout_means
+    from benchmarks._history import count_check, count_table
+
+    def counted(at_10: list[float], at_200: list[float]) -> dict[str, Any]:
+        """Counts whose bare figure is the same in each layout: ``at_*`` is what was added."""
+        rows = [{"gc": False, "turns": t, **layout_means([1e8] * len(a), [1e8 + x for x in a])}
+                for t, a in ((10, at_10), (200, at_200))]  # fmt: skip
+        growth = rows[1]["added"] - rows[0]["added"]
+        return {"requests": 2, "layouts": len(at_10), "rows": rows, "growth_gc_off": growth,
+                "growth_gc_on": None}  # fmt: skip
+
+    # grows by 0.6 M on the means, but one layout's count moved 1.0 M: within reach of 0.5 M
+    noisy = counted([1.0e6, 2.0e6, 1.5e6], [2.1e6, 2.1e6, 2.1e6])
+    assert noisy["rows"][0]["spread"] == 1.0e6
+    assert count_check(noisy)["verdict"] == "inconclusive"
+    assert "+0.60 M ± 1.00 M, collector off" in count_check(noisy)["value"]
+    # the same means with layouts that agree: the growth is told apart from the target
+    steady = counted([1.5e6, 1.5e6, 1.5e6], [2.1e6, 2.1e6, 2.1e6])
+    assert count_check(steady)["verdict"] == "MISSED"
+    assert count_check(counted([1.5e6] * 3, [1.6e6, 1.7e6, 1.5e6]))["verdict"] == "met"
+    table = count_table(noisy)
+    assert "| off | 10 | 100.0 | 101.5 | +1.50 | 1.00 |" in table
+    assert "the mean of 3 processes a mode" in table
+    # figures of a run that counted one process a mode (no spread) render and say so
+    old = {"requests": 2, "rows": [{k: v for k, v in r.items() if k != "spread"}
+                                   for r in steady["rows"]],
+           "growth_gc_off": 0.6e6, "growth_gc_on": None}  # fmt: skip
+    assert "| off | 200 | 100.0 | 102.1 | +2.10 | - |" in count_table(old)
+    assert "one process a mode, hash seed 0" in count_table(old)
