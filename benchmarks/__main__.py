@@ -16,10 +16,11 @@ Prints Markdown tables, with the targets' verdicts computed from this run, and w
 every figure as JSON. A full run writes ``benchmarks/results/latest.json`` and
 ``benchmarks/RESULTS.md``; ``--smoke`` (a CI-sized run of seconds on a smaller workload)
 and partial runs (``--only``, ``--skip``) write beside them under other names.
-A run that counts instructions (a full run, or ``--skip e2e parsers memory``: about an
-hour under valgrind, each streamed case in three processes a mode, which the machine's
-load does not move; ``--skip instructions`` leaves it out) also writes that section,
-with its verdicts, into ``benchmarks/RESULTS.md`` between its markers.
+A run that counts instructions (a full run, or ``--skip e2e parsers memory``: two hours
+under valgrind on 2 cores shared with other work, each streamed case and the history
+counts in three processes a mode, which the machine's load does not move; ``--skip
+instructions`` leaves it out) also writes that section, with its verdicts, into
+``benchmarks/RESULTS.md`` between its markers.
 ``--docs`` runs nothing: from ``results/latest.json`` (a full run's figures) it computes
 every verdict anew and rewrites ``benchmarks/RESULTS.md`` and the performance section of
 ``docs/PERFORMANCE.md``.
@@ -296,7 +297,7 @@ _PREAMBLE = """# Benchmark results
 
 Written by `python -m benchmarks` from one run of one commit; every verdict is computed
 from that run's figures against the targets in `benchmarks/_report.py`. Do not edit by
-hand: re-run it (about 22 minutes with the peers on 2 cores, and about an hour more
+hand: re-run it (about 22 minutes with the peers on 2 cores, and up to two hours more
 counting instructions under valgrind; the performance section of `docs/PERFORMANCE.md` then
 follows with `python -m benchmarks --docs`, which also computes these verdicts anew).
 
