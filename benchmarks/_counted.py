@@ -42,8 +42,9 @@ from ._instructions import _mean
 from ._report import TARGET_NON_LLM_RATIO, TARGET_RATIO, _table, _verdict
 from ._sim import SimProcess
 
-__all__ = ["LAYOUTS", "count_plain", "count_streams", "layout_means", "plain_checks",
-           "plain_table", "stream_row", "streams_checks", "streams_table"]  # fmt: skip
+__all__ = ["LAYOUTS", "count_plain", "count_streams", "layout_means", "layouts_note",
+           "plain_checks", "plain_table", "stream_row", "streams_checks",
+           "streams_table"]  # fmt: skip
 
 _MODES = ("bare", "tooltap")
 #: Processes (hash seed and layout) each counted case is counted in, per mode.
@@ -157,6 +158,18 @@ def streams_checks(counted: dict[str, Any]) -> list[dict[str, str]]:
     return _checks(counted, target, TARGET_RATIO, "streamed SDK cases", (1e6, "M"))
 
 
+def layouts_note(counted: dict[str, Any], spread: str) -> str:
+    """What each figure of ``counted`` is the mean of, for a table's footnote (``spread``:
+    what the spread column means there); figures of runs before layouts were counted
+    came from one process a mode."""
+    layouts = counted.get("layouts", 1)
+    if layouts == 1:
+        return "one process a mode, hash seed 0"
+    return (
+        f"the mean of {layouts} processes a mode, each with its own hash seed and layout ({spread})"
+    )
+
+
 def _stream_cells(r: Row) -> list[str]:
     spread = r.get("spread")
     return [r["case"], str(r["events"] or "-"), f"{r['bare'] / 1e6:.1f}",
@@ -169,12 +182,7 @@ def streams_table(counted: dict[str, Any], cases: list[dict[str, Any]]) -> str:
     """The counted streamed cases (Markdown), beside this run's CPU ratio where it has one."""
     names = ["case", "SSE events", "bare M", "tooltap M", "added M", "added spread M",
              "added k/event"]  # fmt: skip
-    layouts = counted.get("layouts", 1)  # figures of runs before layouts were counted: 1
-    processes = (
-        "one process a mode, hash seed 0" if layouts == 1
-        else f"the mean of {layouts} processes a mode, each with its own hash seed and layout "
-             f"(\"added spread\": between the least and the most they added)"
-    )  # fmt: skip
+    processes = layouts_note(counted, '"added spread": between the least and the most they added')
     return _counted_table(
         "### Streamed SDK cases, counted (valgrind instructions per request, replayed)\n\n",
         counted, cases, (names, _stream_cells), TARGET_RATIO,

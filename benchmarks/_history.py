@@ -54,7 +54,7 @@ from tooltap._telemetry.operation import Operation
 from tooltap._telemetry.telemetry import get_telemetry
 
 from ._cases import long_history_request
-from ._counted import LAYOUTS, layout_means
+from ._counted import LAYOUTS, layout_means, layouts_note
 from ._report import TARGET_HISTORY_GROWTH, _table
 
 __all__ = [
@@ -238,12 +238,8 @@ def count_table(counted: dict[str, Any]) -> str:
              f"{r['tooltap'] / 1e6:.1f}", f"{r['added'] / 1e6:+.2f}",
              f"{r['spread'] / 1e6:.2f}" if "spread" in r else "-"]
             for r in counted["rows"]]  # fmt: skip
-    layouts = counted.get("layouts", 1)
-    processes = "one process a mode, hash seed 0"
-    if layouts > 1:
-        processes = (f"the mean of {layouts} processes a mode, each with its own hash seed and "
-                     "layout; the spread: how far apart the layouts' added counts came, the "
-                     "noise the verdict allows for")  # fmt: skip
+    processes = layouts_note(counted, "the spread: how far apart the layouts' added counts "
+                             "came, the noise the verdict allows for")  # fmt: skip
     return (title + _table(header, body) + f"\n\nWhat tooltap adds grows by {check['value']} "
             f"from 10 to 200 turns (the requests alone, {counted['requests']} per process, "
             f"{processes}): {check['verdict']} (target: {check['target']}).\n")  # fmt: skip
