@@ -48,7 +48,7 @@ from ._counted import (
     streams_checks,
     streams_table,
 )
-from ._e2e import measure
+from ._e2e import MORE_ROUNDS, measure
 from ._history import (
     count_check,
     count_history,
@@ -127,6 +127,7 @@ def _e2e(args: argparse.Namespace, toggle: Toggle, out: dict[str, Any]) -> list[
             peak=not args.no_peak,
             repeat=2 if args.smoke else 10,
             peer_cases=frozenset() if args.no_peers else frozenset(c.name for c in CASES),
+            more=1 if args.smoke else MORE_ROUNDS,
         )
     peers = toggle.peers
     out["peer_instrumentations"] = {

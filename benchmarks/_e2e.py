@@ -8,9 +8,14 @@ spans and metric points; and each of its samples is the mean of ``repeat`` reque
 takes a few milliseconds). An SDK case also runs under every installed peer instrumentation
 (``benchmarks._peers``) that exports a span for it in the warm-up, in the same rounds. The
 figures are the best (least) sample of each mode; medians and every sample are in the JSON
-too. Peak memory is ``tracemalloc``'s peak over one request of each case and mode, after
-one request of it untraced: the first request after ``instrument()`` also sets up what
-later ones reuse (about 40 KiB more on the async Chat stream).
+too. A mode's least sample is its cost once a second sample came within ``SETTLED`` of it;
+a case short of that in any mode runs more rounds (all its modes, still interleaved), up to
+``MORE_ROUNDS`` times as many: on a shared 2-core machine, runs of several cases saw over
+half the samples of a mode take 1.5 to 2 times its least, and once all eight of one
+mode's (1.65 for a case that measured 1.05 alone). Peak memory is ``tracemalloc``'s peak
+over one request of each case and mode, after one request of it untraced: the first
+request after ``instrument()`` also sets up what later ones reuse (about 40 KiB more on
+the async Chat stream).
 """
 
 from __future__ import annotations
@@ -27,9 +32,13 @@ from ._cases import Case, close_client
 from ._otel import Toggle
 from ._peers import PEERS, Peer, sdk_of
 
-__all__ = ["CaseResult", "measure"]
+__all__ = ["MORE_ROUNDS", "SETTLED", "CaseResult", "measure", "settled"]
 
 MODES = ("bare", "tooltap", "noop")
+#: Two least samples of a mode within this fraction of each other: its cost is settled.
+SETTLED = 0.03
+#: A case whose modes have not all settled runs up to this many times the rounds asked for.
+MORE_ROUNDS = 3
 #: Why a peer that instruments a case's SDK exports no span for it, where it is known.
 _NO_SPAN = {
     ("OpenTelemetry contrib", "openai.responses"): (
@@ -52,6 +61,13 @@ class CaseResult:
     #: The peers measured on this case, and those not, with the reason.
     peers: list[Peer] = field(default_factory=list)
     unsupported: dict[str, str] = field(default_factory=dict)
+    #: Whether the run took more rounds to settle the modes (not a smoke run's one round).
+    settling: bool = True
+
+    @property
+    def settled(self) -> bool:
+        """Whether every mode's least sample has a second one within ``SETTLED`` of it."""
+        return all(settled(self.cpu[mode]) for mode in self.modes)
 
     @property
     def modes(self) -> tuple[str, ...]:
@@ -78,6 +94,7 @@ class CaseResult:
             "events": self.events,
             "app_items": self.items,
             "samples": len(self.cpu["bare"]),
+            "settled": self.settled if self.settling else None,
             "requests_per_sample": self.repeat,
             "noop_cpu_ms": None if noop is None else noop * 1e3,
             "own_added_ms": None if noop is None else (noop - bare) * 1e3,
@@ -116,6 +133,15 @@ class CaseResult:
         }
 
 
+def settled(samples: Sequence[float], within: float = SETTLED) -> bool:
+    """Whether the second least of ``samples`` is within ``within`` of the least: the
+    least is then a cost the machine gave twice, not one lucky or disturbed sample."""
+    if len(samples) < 2:
+        return False
+    least, second = sorted(samples)[:2]
+    return second <= least * (1 + within)
+
+
 def _one(case: Case, client: Any, toggle: Toggle, repeat: int) -> tuple[float, int, float | None]:
     """CPU seconds per request over ``repeat`` timed requests. The span exports that
     earlier requests left pending run before the clock starts; these requests' own are
@@ -139,14 +165,19 @@ def measure(
     peak: bool = True,
     repeat: int = 1,
     peer_cases: frozenset[str] = frozenset(),
+    more: int = MORE_ROUNDS,
 ) -> list[CaseResult]:
     """Interleave bare, instrumented and peer rounds (order flipped every round) over
     ``cases``; ``repeat`` requests per sample of a whole-body case. The peers run on the
-    cases named in ``peer_cases``."""
+    cases named in ``peer_cases``. A case whose modes have not settled after ``rounds``
+    runs more, up to ``more`` times as many."""
     clients = {case.name: case.make(url) for case in cases}
     results = [
         CaseResult(
-            c, events.get(c.dialect, 0) if c.streamed else 0, repeat=1 if c.streamed else repeat
+            c,
+            events.get(c.dialect, 0) if c.streamed else 0,
+            repeat=1 if c.streamed else repeat,
+            settling=more > 1,
         )
         for c in cases
     ]
@@ -155,8 +186,11 @@ def measure(
         for case in cases:
             case.run(clients[case.name])
     _warm_peers(toggle, [r for r in results if r.case.name in peer_cases], clients)
-    for index in range(rounds):
-        for result in results:  # each case in every mode back to back, order flipped
+    for index in range(rounds * more):
+        pending = results if index < rounds else [r for r in results if not r.settled]
+        if not pending:
+            break
+        for result in pending:  # each case in every mode back to back, order flipped
             modes = result.modes
             for mode in modes if index % 2 == 0 else modes[::-1]:
                 _set(toggle, mode, result.peers)

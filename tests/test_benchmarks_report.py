@@ -8,6 +8,7 @@ from typing import Any
 
 import pytest
 
+from benchmarks._e2e import settled
 from benchmarks._parsers import FAST_PATHS, FULL_PATH, fast_path_gains
 from benchmarks._report import README_BEGIN, README_END, readme_section, tables, targets
 
@@ -61,6 +62,46 @@ def test_a_gateway_adding_more_than_its_share_per_event_misses() -> None:
     (check,) = [t for t in targets([case]) if t["target"].startswith("gateway")]
     assert check["verdict"] == "MISSED"  # 2 µs/event over 8: 25%
     assert check["value"] == "+2.00 µs/event over 8.00 µs/event (25.0%)"
+
+
+def test_a_least_sample_is_settled_once_a_second_comes_within_three_percent() -> None:
+    assert settled([150.0, 102.0, 100.0])
+    assert not settled([150.0, 110.0, 100.0])  # the least seen once: lucky, or the rest slowed
+    assert not settled([100.0])
+    assert settled([100.0, 100.0])
+
+
+def _unsettled_case(name: str, bare: list[float], inst: list[float]) -> dict[str, Any]:
+    case = _case(name, min(bare), min(inst), samples=len(bare), settled=False)
+    case["cpu_ms_samples"] = {"bare": bare, "tooltap": inst}
+    return case
+
+
+def test_an_unsettled_case_keeps_only_the_cpu_verdicts_its_second_least_samples_agree_on() -> None:
+    # least samples: 1.06, MISSED; second least: 112 / 110 = 1.018, met
+    flips = _unsettled_case(
+        "openai.responses create(stream=True)", [100, 110, 120], [106, 112, 130]
+    )
+    # all the instrumented samples slowed: 188 / 114 and 203 / 165, MISSED either way
+    holds = _unsettled_case("openai.chat create(stream=True)", [114, 193, 165], [245, 188, 203])
+    calm = _case("anthropic create(stream=True)", 56.0, 58.0, samples=8, settled=True)
+    more = _case("openai.chat .stream() helper", 233.0, 250.0, samples=11, settled=True)
+    checks = targets([flips, holds, calm, more])
+    by = {(t["case"], t["target"].split(" ")[0]): t for t in checks}
+    flipped = by["openai.responses create(stream=True)", "ratio"]
+    assert flipped["verdict"] == "inconclusive"
+    assert flipped["value"] == "1.060 (+4.00 µs/event) (not settled; the second least samples: met)"
+    assert by["openai.responses create(stream=True)", "TTFC"]["verdict"] == "met"  # not CPU
+    held = by["openai.chat create(stream=True)", "ratio"]
+    assert held["verdict"] == "MISSED" and "the second least samples agree" in held["value"]
+    assert by["openai.chat .stream() helper", "ratio"]["verdict"] == "MISSED"  # settled
+    text = tables({"cases": [flips, calm, more], "targets": checks})
+    assert "(best of 3 to 11 interleaved rounds)" in text
+    assert "these ran more: anthropic create(stream=True) (8), " in text
+    assert "openai.chat .stream() helper (11)" in text
+    assert "Not settled: openai.responses create(stream=True): a CPU verdict" in text
+    unnoted = tables({"cases": [calm], "targets": targets([calm])})
+    assert "(best of 8 interleaved rounds)" in unnoted and "ran more" not in unnoted
 
 
 def test_memory_is_judged_flat_only_when_it_is() -> None:
