@@ -82,7 +82,7 @@ from typing import Any
 
 from ._sim import SimProcess
 
-__all__ = ["main"]
+__all__ = ["main", "valgrind"]
 
 _ROOT = Path(__file__).resolve().parent.parent
 _REFS = re.compile(r"I\s+refs:\s+([\d,]+)")
@@ -148,11 +148,30 @@ def _instructions(
 ) -> int:
     """Instructions of one process running ``count`` requests after a warm-up (``loop``:
     of the ``count`` requests alone)."""
-    argv = ["valgrind", "--tool=cachegrind", "--cache-sim=no", "--cachegrind-out-file=/dev/null"]
+    tool = ["--tool=cachegrind", "--cache-sim=no", "--cachegrind-out-file=/dev/null"]
     if loop:
-        argv = ["valgrind", "--tool=callgrind", f"--toggle-collect={_LOOP}"]
-        argv += ["--callgrind-out-file=/dev/null"]
-    argv += [sys.executable, "-m", "benchmarks._instructions", "--child", name, mode, str(count)]
+        tool = ["--tool=callgrind", f"--toggle-collect={_LOOP}", "--callgrind-out-file=/dev/null"]
+    stderr = valgrind(tool, name, mode, count, url, replay, seed, gc_on)
+    found = (_COLLECTED if loop else _REFS).search(stderr)
+    if found is None:
+        raise RuntimeError(f"no instruction count in valgrind's output: {stderr[-500:]}")
+    return int(found.group(1).replace(",", ""))
+
+
+def valgrind(
+    tool: list[str],
+    name: str,
+    mode: str,
+    count: int,
+    url: str,
+    replay: Path | None,
+    seed: int = 0,
+    gc_on: bool = True,
+) -> str:
+    """valgrind's report (stderr) of one process running the case's warm-up and ``count``
+    requests in ``mode``, under ``tool`` (valgrind's options naming the tool)."""
+    argv = ["valgrind", *tool, sys.executable, "-m", "benchmarks._instructions", "--child"]
+    argv += [name, mode, str(count)]
     # The given hashing in both runs of a mode; the span processor's timer off (its
     # wake-ups follow the wall clock, which valgrind stretches with the machine's load):
     # spans are exported when the process closes the providers, inside the count.
@@ -164,10 +183,7 @@ def _instructions(
     run = subprocess.run(
         [*argv, url], cwd=_ROOT, env=env, capture_output=True, text=True, check=True
     )
-    found = (_COLLECTED if loop else _REFS).search(run.stderr)
-    if found is None:
-        raise RuntimeError(f"no instruction count in valgrind's output: {run.stderr[-500:]}")
-    return int(found.group(1).replace(",", ""))
+    return run.stderr
 
 
 def _case(name: str) -> Any:

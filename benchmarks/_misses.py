@@ -16,11 +16,8 @@ adds, not the rates.
 from __future__ import annotations
 
 import argparse
-import os
 import re
 import shutil
-import subprocess
-import sys
 import tempfile
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -54,16 +51,10 @@ def simulated(stderr: str) -> dict[str, int]:
 
 def _count(name: str, mode: str, requests: int, url: str, recorded: Path) -> dict[str, float]:
     """Simulated events per request of ``requests`` requests alone, in ``mode``."""
-    argv = ["valgrind", "--tool=callgrind", "--cache-sim=yes", "--branch-sim=yes"]
-    argv += [f"--toggle-collect={_instructions._LOOP}", "--callgrind-out-file=/dev/null"]
-    argv += [sys.executable, "-m", "benchmarks._instructions", "--child", name, mode]
-    argv += [str(requests), url]
-    env = {**os.environ, "PYTHONHASHSEED": "0", "OTEL_BSP_SCHEDULE_DELAY": "86400000"}
-    env |= {"TOOLTAP_BENCH_GC": "on", "TOOLTAP_BENCH_REPLAY": str(recorded)}
-    run = subprocess.run(
-        argv, cwd=_instructions._ROOT, env=env, capture_output=True, text=True, check=True
-    )
-    return {event: count / requests for event, count in simulated(run.stderr).items()}
+    tool = ["--tool=callgrind", "--cache-sim=yes", "--branch-sim=yes"]
+    tool += [f"--toggle-collect={_instructions._LOOP}", "--callgrind-out-file=/dev/null"]
+    stderr = _instructions.valgrind(tool, name, mode, requests, url, recorded)
+    return {event: count / requests for event, count in simulated(stderr).items()}
 
 
 def table(case: str, bare: dict[str, float], tooltap: dict[str, float]) -> str:
