@@ -24,7 +24,7 @@ import gc
 import statistics
 import time
 import tracemalloc
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -32,7 +32,7 @@ from ._cases import Case, close_client
 from ._otel import Toggle
 from ._peers import PEERS, Peer, sdk_of
 
-__all__ = ["MORE_ROUNDS", "SETTLED", "CaseResult", "measure", "settled"]
+__all__ = ["MORE_ROUNDS", "SETTLED", "CaseResult", "cpu_figures", "measure", "settled"]
 
 MODES = ("bare", "tooltap", "noop")
 #: Two least samples of a mode within this fraction of each other: its cost is settled.
@@ -83,10 +83,9 @@ class CaseResult:
 
     def summary(self) -> dict[str, Any]:
         """The figures of the table, as JSON-ready values (µs, ms, bytes)."""
-        bare, inst = self.best("bare"), self.best("tooltap")
-        added = inst - bare
+        cpu_ms = {m: [x * 1e3 for x in self.cpu[m]] for m in self.modes}
+        figures = cpu_figures(cpu_ms, self.events, [p.name for p in self.peers])
         paired = [t - b for b, t in zip(self.cpu["bare"], self.cpu["tooltap"], strict=True)]
-        noop = self.best("noop") if self.cpu["noop"] else None
         out: dict[str, Any] = {
             "case": self.case.name,
             "dialect": self.case.dialect,
@@ -96,20 +95,15 @@ class CaseResult:
             "samples": len(self.cpu["bare"]),
             "settled": self.settled if self.settling else None,
             "requests_per_sample": self.repeat,
-            "noop_cpu_ms": None if noop is None else noop * 1e3,
-            "own_added_ms": None if noop is None else (noop - bare) * 1e3,
-            "otel_sdk_ms": None if noop is None else (inst - noop) * 1e3,
-            "bare_cpu_ms": bare * 1e3,
-            "tooltap_cpu_ms": inst * 1e3,
-            "ratio": inst / bare if bare else None,
-            "added_cpu_ms": added * 1e3,
-            "added_us_per_event": added * 1e6 / self.events if self.events else None,
+            **{key: value for key, value in figures.items() if key != "peers"},
             "bare_cpu_ms_median": statistics.median(self.cpu["bare"]) * 1e3,
             "tooltap_cpu_ms_median": statistics.median(self.cpu["tooltap"]) * 1e3,
             "added_cpu_ms_median_of_pairs": statistics.median(paired) * 1e3,
-            "cpu_ms_samples": {m: [x * 1e3 for x in self.cpu[m]] for m in self.modes},
+            "cpu_ms_samples": cpu_ms,
         }
-        out["peers"] = {p.name: self._peer_summary(p.name, bare) for p in self.peers}
+        out["peers"] = {
+            p.name: {**figures["peers"][p.name], **self._peer_extra(p.name)} for p in self.peers
+        }
         out["peers_not_measured"] = dict(self.unsupported)
         for mode in MODES[:2]:
             samples = self.ttfc[mode]
@@ -119,18 +113,46 @@ class CaseResult:
                 out[f"{mode}_peak_kib"] = self.peak[mode] / 1024
         return out
 
-    def _peer_summary(self, name: str, bare: float) -> dict[str, Any]:
-        best = self.best(name)
+    def _peer_extra(self, name: str) -> dict[str, Any]:
+        """A peer's figures besides its CPU ones: its median, TTFC and samples."""
         ttfc = self.ttfc[name]
         return {
-            "cpu_ms": best * 1e3,
-            "ratio": best / bare if bare else None,
-            "added_cpu_ms": (best - bare) * 1e3,
-            "added_us_per_event": (best - bare) * 1e6 / self.events if self.events else None,
             "cpu_ms_median": statistics.median(self.cpu[name]) * 1e3,
             "ttfc_ms": min(ttfc) * 1e3 if ttfc else None,
             "cpu_ms_samples": [x * 1e3 for x in self.cpu[name]],
         }
+
+
+def cpu_figures(
+    cpu_ms: Mapping[str, Sequence[float]], events: int | None, peers: Sequence[str], rank: int = 0
+) -> dict[str, Any]:
+    """A case's CPU figures (ms, µs an event) from the ``rank``-th least sample of each mode
+    (0: the least, the table's; 1: the second least, which judges a case that did not
+    settle): bare and tooltap, their ratio and difference; with ``noop`` samples, tooltap's
+    own work and the OpenTelemetry SDK's; each of ``peers`` against bare."""
+
+    def pick(values: Sequence[float]) -> float:
+        return sorted(values)[min(rank, len(values) - 1)]
+
+    def against(cost: float) -> dict[str, Any]:
+        return {
+            "ratio": cost / bare if bare else None,
+            "added_cpu_ms": cost - bare,
+            "added_us_per_event": (cost - bare) * 1e3 / events if events else None,
+        }
+
+    bare, inst = pick(cpu_ms["bare"]), pick(cpu_ms["tooltap"])
+    noop = pick(cpu_ms["noop"]) if cpu_ms.get("noop") else None
+    costs = {name: pick(cpu_ms[name]) for name in peers}
+    return {
+        "noop_cpu_ms": noop,
+        "own_added_ms": None if noop is None else noop - bare,
+        "otel_sdk_ms": None if noop is None else inst - noop,
+        "bare_cpu_ms": bare,
+        "tooltap_cpu_ms": inst,
+        **against(inst),
+        "peers": {name: {"cpu_ms": cost, **against(cost)} for name, cost in costs.items()},
+    }
 
 
 def settled(samples: Sequence[float], within: float = SETTLED) -> bool:

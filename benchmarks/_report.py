@@ -19,7 +19,7 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
-from ._e2e import MORE_ROUNDS, SETTLED
+from ._e2e import MORE_ROUNDS, SETTLED, cpu_figures
 from ._peers import PEERS
 
 __all__ = ["README_BEGIN", "README_END", "machine", "readme_section", "tables", "targets"]
@@ -214,27 +214,11 @@ def _cpu_checks(c: dict[str, Any]) -> list[tuple[str, str, str]]:
 
 def _second_least(c: dict[str, Any]) -> dict[str, Any]:
     """The case's figures taken from the second least sample of every mode."""
-    samples = c["cpu_ms_samples"]
-
-    def second(values: list[float]) -> float:
-        return sorted(values)[min(1, len(values) - 1)]
-
-    bare, inst = second(samples["bare"]), second(samples["tooltap"])
-    events = c.get("events")
-    out = {
-        **c, "bare_cpu_ms": bare, "tooltap_cpu_ms": inst, "ratio": inst / bare,
-        "added_cpu_ms": inst - bare,
-        "added_us_per_event": (inst - bare) * 1e3 / events if events else None,
-    }  # fmt: skip
-    if samples.get("noop") and c.get("own_added_ms") is not None:
-        noop = second(samples["noop"])
-        out["own_added_ms"], out["otel_sdk_ms"] = noop - bare, inst - noop
-    peers = {}
-    for name, peer in (c.get("peers") or {}).items():
-        least = second(peer["cpu_ms_samples"])
-        peers[name] = {**peer, "cpu_ms": least, "ratio": least / bare}
-    out["peers"] = peers
-    return out
+    figures = cpu_figures(c["cpu_ms_samples"], c.get("events"), list(c.get("peers") or {}), rank=1)
+    peers = {
+        name: {**peer, **figures["peers"][name]} for name, peer in (c.get("peers") or {}).items()
+    }
+    return {**c, **figures, "peers": peers}
 
 
 def _unsettled(

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from benchmarks._e2e import settled
+from benchmarks._e2e import cpu_figures, settled
 from benchmarks._parsers import FAST_PATHS, FULL_PATH, fast_path_gains
 from benchmarks._report import README_BEGIN, README_END, readme_section, tables, targets
 
@@ -102,6 +102,28 @@ def test_an_unsettled_case_keeps_only_the_cpu_verdicts_its_second_least_samples_
     assert "Not settled: openai.responses create(stream=True): a CPU verdict" in text
     unnoted = tables({"cases": [calm], "targets": targets([calm])})
     assert "(best of 8 interleaved rounds)" in unnoted and "ran more" not in unnoted
+
+
+def test_the_figures_of_a_rank_come_from_that_rank_of_every_mode() -> None:
+    samples = {
+        "bare": [2.0, 1.0, 1.5],
+        "tooltap": [1.4, 1.8, 1.6],
+        "noop": [1.2, 1.3, 1.1],
+        "OpenLLMetry": [1.9, 1.7],
+    }
+    least = cpu_figures(samples, None, ["OpenLLMetry"])
+    assert (least["bare_cpu_ms"], least["tooltap_cpu_ms"], least["ratio"]) == (1.0, 1.4, 1.4)
+    assert least["own_added_ms"] == pytest.approx(0.1) and least["added_us_per_event"] is None
+    second = cpu_figures(samples, 100, ["OpenLLMetry"], rank=1)
+    assert second["ratio"] == pytest.approx(1.6 / 1.5)
+    assert second["own_added_ms"] == pytest.approx(1.2 - 1.5)  # noop's second least, too
+    assert second["otel_sdk_ms"] == pytest.approx(1.6 - 1.2)
+    assert second["added_us_per_event"] == pytest.approx((1.6 - 1.5) * 1e3 / 100)
+    assert second["peers"]["OpenLLMetry"] == pytest.approx(
+        {"cpu_ms": 1.9, "ratio": 1.9 / 1.5, "added_cpu_ms": 0.4, "added_us_per_event": 4.0}
+    )
+    one = cpu_figures({"bare": [1.0], "tooltap": [1.1]}, 10, [], rank=1)  # one sample: it
+    assert one["ratio"] == pytest.approx(1.1) and one["own_added_ms"] is None
 
 
 def test_memory_is_judged_flat_only_when_it_is() -> None:
