@@ -151,7 +151,7 @@ def _instructions(
     tool = ["--tool=cachegrind", "--cache-sim=no", "--cachegrind-out-file=/dev/null"]
     if loop:
         tool = ["--tool=callgrind", f"--toggle-collect={_LOOP}", "--callgrind-out-file=/dev/null"]
-    stderr = valgrind(tool, name, mode, count, url, replay, seed, gc_on)
+    stderr = valgrind(tool, name, mode, count, url, replay, seed, gc_on).stderr
     found = (_COLLECTED if loop else _REFS).search(stderr)
     if found is None:
         raise RuntimeError(f"no instruction count in valgrind's output: {stderr[-500:]}")
@@ -167,11 +167,15 @@ def valgrind(
     replay: Path | None,
     seed: int = 0,
     gc_on: bool = True,
-) -> str:
-    """valgrind's report (stderr) of one process running the case's warm-up and ``count``
-    requests in ``mode``, under ``tool`` (valgrind's options naming the tool)."""
-    argv = ["valgrind", *tool, sys.executable, "-m", "benchmarks._instructions", "--child"]
-    argv += [name, mode, str(count)]
+    *,
+    child: tuple[str, ...] = ("benchmarks._instructions",),
+) -> subprocess.CompletedProcess[str]:
+    """One process running the case's warm-up and ``count`` requests in ``mode``, under
+    ``tool`` (valgrind's options naming the tool); valgrind's report is its stderr.
+    ``child``: the module whose ``--child`` runs them, and what it takes after the url."""
+    module, *extra = child
+    argv = ["valgrind", *tool, sys.executable, "-m", module, "--child"]
+    argv += [name, mode, str(count), url, *extra]
     # The given hashing in both runs of a mode; the span processor's timer off (its
     # wake-ups follow the wall clock, which valgrind stretches with the machine's load):
     # spans are exported when the process closes the providers, inside the count.
@@ -180,10 +184,7 @@ def valgrind(
     env["TOOLTAP_BENCH_GC"] = "on" if gc_on else "off"
     if replay is not None:
         env["TOOLTAP_BENCH_REPLAY"] = str(replay)
-    run = subprocess.run(
-        [*argv, url], cwd=_ROOT, env=env, capture_output=True, text=True, check=True
-    )
-    return run.stderr
+    return subprocess.run(argv, cwd=_ROOT, env=env, capture_output=True, text=True, check=True)
 
 
 def _case(name: str) -> Any:

@@ -53,7 +53,7 @@ def _count(name: str, mode: str, requests: int, url: str, recorded: Path) -> dic
     """Simulated events per request of ``requests`` requests alone, in ``mode``."""
     tool = ["--tool=callgrind", "--cache-sim=yes", "--branch-sim=yes"]
     tool += [f"--toggle-collect={_instructions._LOOP}", "--callgrind-out-file=/dev/null"]
-    stderr = _instructions.valgrind(tool, name, mode, requests, url, recorded)
+    stderr = _instructions.valgrind(tool, name, mode, requests, url, recorded).stderr
     return {event: count / requests for event, count in simulated(stderr).items()}
 
 

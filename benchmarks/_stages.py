@@ -28,8 +28,6 @@ import operator
 import os
 import re
 import shutil
-import subprocess
-import sys
 import tempfile
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -101,14 +99,9 @@ def _count(
     """Instructions per request, of the loop (``target`` None) or inside ``target``, and
     the calls of ``target`` per request."""
     toggle = _CALL if target else _instructions._LOOP
-    argv = ["valgrind", "--tool=callgrind", f"--toggle-collect={toggle}"]
-    argv += ["--callgrind-out-file=/dev/null", sys.executable, "-m", "benchmarks._stages"]
-    argv += ["--child", name, mode, str(count), url, target or ""]
-    env = {**os.environ, "PYTHONHASHSEED": "0", "OTEL_BSP_SCHEDULE_DELAY": "86400000"}
-    env |= {"TOOLTAP_BENCH_GC": "off", "TOOLTAP_BENCH_REPLAY": str(recorded)}
-    run = subprocess.run(
-        argv, cwd=_instructions._ROOT, env=env, capture_output=True, text=True, check=True
-    )
+    tool = ["--tool=callgrind", f"--toggle-collect={toggle}", "--callgrind-out-file=/dev/null"]
+    child = ("benchmarks._stages", target or "")
+    run = _instructions.valgrind(tool, name, mode, count, url, recorded, gc_on=False, child=child)
     found = _instructions._COLLECTED.search(run.stderr)
     if found is None:
         raise RuntimeError(f"no instruction count in valgrind's output: {run.stderr[-500:]}")
