@@ -520,11 +520,14 @@ def _google_stream(draw: st.DrawFn) -> tuple[bytes, bool]:
     return body, whole
 
 
+@pytest.mark.parametrize("mode", ["kept", "small limit"])
 def test_google_items_give_the_bytes_result(
-    recorder: Recorder, monkeypatch: pytest.MonkeyPatch
+    recorder: Recorder, monkeypatch: pytest.MonkeyPatch, mode: str
 ) -> None:
+    """(Under a small limit, the items' arguments are measured as the bytes' are: the bytes
+    kept tell when one could exceed it.)"""
     _items_give_the_bytes_result(
-        recorder, monkeypatch, _google_stream(), _google_read, "google.genai", 40
+        recorder, monkeypatch, _google_stream(), _google_read, "google.genai", 40, mode
     )
 
 

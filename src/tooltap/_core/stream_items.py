@@ -10,7 +10,7 @@ the caller then parses the bytes instead (``StreamParser``).
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sized
 from typing import Any, Final, Protocol
 
 from .dialects import (
@@ -39,28 +39,28 @@ class _Reader(Protocol):
     def ended(self) -> bool: ...
 
 
-def _anthropic(limits: Limits) -> tuple[_Reader, Reducer]:
+def _anthropic(limits: Limits, _kept: Sized) -> tuple[_Reader, Reducer]:
     reducer = anthropic.Reducer(limits)
     return anthropic_items.Items(reducer), reducer
 
 
-def _openai_chat(limits: Limits) -> tuple[_Reader, Reducer]:
+def _openai_chat(limits: Limits, _kept: Sized) -> tuple[_Reader, Reducer]:
     reducer = openai_chat.Reducer(limits)
     return openai_chat_items.Items(reducer), reducer
 
 
-def _openai_responses(limits: Limits) -> tuple[_Reader, Reducer]:
+def _openai_responses(limits: Limits, _kept: Sized) -> tuple[_Reader, Reducer]:
     reducer = openai_responses.Reducer(limits)
     return openai_responses_items.Items(reducer), reducer
 
 
-def _google(limits: Limits) -> tuple[_Reader, Reducer]:
+def _google(limits: Limits, kept: Sized) -> tuple[_Reader, Reducer]:
     reducer = google.Reducer(limits)
-    return google_items.Items(reducer), reducer
+    return google_items.Items(reducer, limits, kept), reducer
 
 
 #: The dialects whose SDK items have a reader: a reader, and the reducer it folds into.
-_READERS: Final[dict[str, Callable[[Limits], tuple[_Reader, Reducer]]]] = {
+_READERS: Final[dict[str, Callable[[Limits, Sized], tuple[_Reader, Reducer]]]] = {
     openai_chat.DIALECT: _openai_chat,
     openai_responses.DIALECT: _openai_responses,
     anthropic.DIALECT: _anthropic,
@@ -104,7 +104,9 @@ class ItemParser:
         return fork()
 
 
-def item_parser(dialect: str, limits: Limits) -> ItemParser | None:
-    """A parser of ``dialect``'s SDK items, or None when the dialect has no item reader."""
+def item_parser(dialect: str, limits: Limits, kept: Sized) -> ItemParser | None:
+    """A parser of ``dialect``'s SDK items, or None when the dialect has no item reader;
+    ``kept``: the body's bytes the items are decoded from, as the tap keeps them (they hold
+    those of the item being taken)."""
     make = _READERS.get(dialect)
-    return None if make is None else ItemParser(*make(limits))
+    return None if make is None else ItemParser(*make(limits, kept))

@@ -171,7 +171,7 @@ class TapState(Settling):
             or self.flight is not None
         ):
             return None
-        self.items = item_parser(self.info.dialect, self.op.tel.config.limits)
+        self.items = item_parser(self.info.dialect, self.op.tel.config.limits, self._raw)
         return self.items
 
     def unclaim(self, emitted: int) -> list[ToolCall]:

@@ -135,10 +135,10 @@ class Reducer:
             return []
         return self._fold(data, measure=may_exceed(len(ev.data), self._limits))
 
-    def take(self, data: Any) -> list[ToolCall]:
-        """One response chunk already decoded (an SDK's): what ``event`` does with it (its
-        arguments measured whatever their size: the encoded length is not known)."""
-        return self._fold(data, measure=True)
+    def take(self, data: Any, *, measure: bool = True) -> list[ToolCall]:
+        """One response chunk already decoded (an SDK's): what ``event`` does with it;
+        ``measure``: check argument sizes (by default: the encoded length is not known)."""
+        return self._fold(data, measure=measure)
 
     @property
     def ended(self) -> bool:
