@@ -51,7 +51,7 @@ class Settling:
     size: int
     _finalizer: weakref.finalize[Any, Any] | None
     _kept: tuple[End, BaseException | None] | None
-    _parser: StreamParser | None
+    _streamed: bool
     _off: bool
     _oversized: bool
     _buf: bytearray
@@ -64,6 +64,7 @@ class Settling:
     _first_events: int
     _first_bytes: int
     unclaim: Callable[[int], list[ToolCall]]
+    _stream_parser: Callable[[], StreamParser]
     stop: Callable[[], None]
     forget: Callable[[], None]
     finish: Callable[[End], None]
@@ -105,7 +106,8 @@ class Settling:
             error = self._record(end, exc, by_sdk=sdk is not None)
             if sdk is not None:
                 self.op.not_delivered(sdk)
-            flight, parser = self.flight, self._parser
+            flight = self.flight
+            parser = self._stream_parser() if self._streamed and flight is not None else None
             if flight is not None and not self._off:
                 quietly(flight.settled, self.mode, end, exc, sdk, error, parser, self._read_at)
         finally:  # a recording failure (a tooltap bug) must not leave the operation open
@@ -126,7 +128,7 @@ class Settling:
         if self._off:
             if early and not self._oversized and not by_sdk:
                 op.record_closed_early()
-        elif self._parser is not None:
+        elif self._streamed:
             items = self.items
             if items is not None and exc is None and self._items_whole(items):
                 self.items = None
@@ -134,7 +136,7 @@ class Settling:
             else:
                 if items is not None:
                     self.unclaim(0)
-                parsed = self._parser.close()
+                parsed = self._stream_parser().close()
             text = streamed_body(self.info.dialect, bytes(self._buf)) if self.capture else None
             op.record_parsed(
                 parsed, self.info, body=text, closed_early=early, by_sdk=by_sdk, failure=failure

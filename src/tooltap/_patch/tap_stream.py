@@ -95,6 +95,7 @@ class TapState(Settling):
         "_read_at",
         "_reader",
         "_returned",
+        "_streamed",
         "_thread",
         "capture",
         "emitted",
@@ -133,9 +134,8 @@ class TapState(Settling):
         self.capture = op.tel.config.capture_any
         limits = op.tel.config.limits
         self._framing: Framing = framing
-        self._parser = (
-            StreamParser(info.dialect, limits=limits, framing=framing) if mode == "sse" else None
-        )
+        self._streamed = mode == "sse"  # parsed as a stream (``_stream_parser``)
+        self._parser: StreamParser | None = None
         self._buf = bytearray()
         self.items: ItemParser | None = None
         self._raw = bytearray()
@@ -163,7 +163,7 @@ class TapState(Settling):
         """An SDK's loop is about to read this SSE body: a parser of its items, when its
         dialect has one and no chunk came yet (else None: the bytes are parsed)."""
         if (
-            self._parser is None
+            not self._streamed
             or self._framing != "sse"
             or not self._first
             or self._off
@@ -181,14 +181,25 @@ class TapState(Settling):
         self.items = None
         raw, self._raw = self._raw, bytearray()
         base, self._base = self._base, None
-        if self._parser is None:
+        if not self._streamed:
             return []
         if base is not None:
             limits = self.op.tel.config.limits
             self._parser = StreamParser(self.info.dialect, limits=limits, reducer=base)
+        parser = self._stream_parser()
         if not self._first and not self._decoded and self.hot != self.feed:
-            self._go(self._parser.feed)
-        return self._parser.feed(bytes(raw))[max(emitted - self._based, 0) :] if raw else []
+            self._go(parser.feed)
+        return parser.feed(bytes(raw))[max(emitted - self._based, 0) :] if raw else []
+
+    def _stream_parser(self) -> StreamParser:
+        """The parser of this body's bytes as a stream, made when first needed (a body an
+        SDK's loop reads from its items may never need one)."""
+        parser = self._parser
+        if parser is None:
+            limits = self.op.tel.config.limits
+            parser = StreamParser(self.info.dialect, limits=limits, framing=self._framing)
+            self._parser = parser
+        return parser
 
     def trim(self, last: int, emitted: int) -> int:
         """Let go of the bytes of the events the items have told, keeping a copy of the
@@ -331,7 +342,7 @@ class TapState(Settling):
             if self._decoded:
                 self.hot = _none
                 return None
-            if self._parser is not None:
+            if self._streamed:
                 if self._framing == "sse":  # (binary framing: no event count to judge by)
                     self._first_events = chunk.count(b"\n\n") + chunk.count(b"\r\n\r\n")
                 self._first_bytes = len(chunk)
@@ -339,7 +350,7 @@ class TapState(Settling):
                     if self._burst_possible():
                         self.hot = self._counting
                     if self.items is None:
-                        self._go(self._parser.feed)
+                        self._go(self._stream_parser().feed)
                     else:  # the SDK's loop checks the bytes kept, when it is the reader
                         self._go(self._raw.extend if self._sdk_stepping() else self._keep)
         if self._decoded:
@@ -397,14 +408,13 @@ class TapState(Settling):
             quietly(self.finish, "exhausted")
 
     def _take(self, data: bytes) -> list[ToolCall] | None:
-        parser = self._parser
         if self.items is not None:
             self._raw += data
             return self.unclaim(self.emitted) if len(self._raw) > self._cap else None
-        if parser is not None:
+        if self._streamed:
             if self.capture and len(self._buf) + len(data) <= self._cap:
                 self._buf += data  # the text, recorded at the end under content capture
-            return parser.feed(data)
+            return (self._parser or self._stream_parser()).feed(data)
         if self.mode == "body" and not self._buf and self._sse_start(data):
             return self._take(data)
         if len(self._buf) + len(data) <= self._cap:
@@ -427,7 +437,7 @@ class TapState(Settling):
         if not head.startswith(_SSE_HEADS) and (head[:1] in b"{[" or not self.info.stream):
             return False
         self.mode = "sse"
-        self._parser = StreamParser(self.info.dialect, limits=self.op.tel.config.limits)
+        self._streamed = True
         self.op.first_chunk()  # a stream after all: timed as one (once per operation)
         return True
 
