@@ -20,10 +20,7 @@ from __future__ import annotations
 import argparse
 import functools
 import json
-import os
 import shutil
-import subprocess
-import sys
 import tempfile
 import time
 import warnings
@@ -144,17 +141,10 @@ def _child(path: str, count: int) -> None:
 
 def _count_sdk(path: Path, count: int) -> int:
     """Instructions of emitting the census's telemetry ``count`` times."""
-    argv = ["valgrind", "--tool=callgrind", f"--toggle-collect={_instructions._LOOP}"]
-    argv += ["--callgrind-out-file=/dev/null", sys.executable, "-m", "benchmarks._floor"]
-    argv += ["--child", str(path), str(count)]
-    env = {**os.environ, "PYTHONHASHSEED": "0", "OTEL_BSP_SCHEDULE_DELAY": "86400000"}
-    run = subprocess.run(
-        argv, cwd=_instructions._ROOT, env=env, capture_output=True, text=True, check=True
-    )
-    found = _instructions._COLLECTED.search(run.stderr)
-    if found is None:
-        raise RuntimeError(f"no instruction count in valgrind's output: {run.stderr[-500:]}")
-    return int(found.group(1))
+    tool = ["--tool=callgrind", f"--toggle-collect={_instructions._LOOP}"]
+    tool += ["--callgrind-out-file=/dev/null"]
+    argv = ["benchmarks._floor", "--child", str(path), str(count)]
+    return _instructions.collected(_instructions.under_valgrind(tool, argv, {}).stderr)
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -174,17 +174,34 @@ def valgrind(
     ``tool`` (valgrind's options naming the tool); valgrind's report is its stderr.
     ``child``: the module whose ``--child`` runs them, and what it takes after the url."""
     module, *extra = child
-    argv = ["valgrind", *tool, sys.executable, "-m", module, "--child"]
-    argv += [name, mode, str(count), url, *extra]
-    # The given hashing in both runs of a mode; the span processor's timer off (its
-    # wake-ups follow the wall clock, which valgrind stretches with the machine's load):
-    # spans are exported when the process closes the providers, inside the count.
-    env = {**os.environ, "PYTHONHASHSEED": str(seed), "OTEL_BSP_SCHEDULE_DELAY": "86400000"}
-    env["TOOLTAP_BENCH_LAYOUT"] = "." * (211 * seed)  # each seed, a layout of its own
+    env = {"TOOLTAP_BENCH_LAYOUT": "." * (211 * seed)}  # each seed, a layout of its own
     env["TOOLTAP_BENCH_GC"] = "on" if gc_on else "off"
     if replay is not None:
         env["TOOLTAP_BENCH_REPLAY"] = str(replay)
-    return subprocess.run(argv, cwd=_ROOT, env=env, capture_output=True, text=True, check=True)
+    argv = [module, "--child", name, mode, str(count), url, *extra]
+    return under_valgrind(tool, argv, env, seed)
+
+
+def under_valgrind(
+    tool: list[str], argv: list[str], env: dict[str, str], seed: int = 0
+) -> subprocess.CompletedProcess[str]:
+    """``python -m *argv`` under valgrind's ``tool``, from the repository root, with
+    ``env`` added, hash seed ``seed`` and the span processor's timer off."""
+    # The given hashing in both runs of a mode; the span processor's timer off (its
+    # wake-ups follow the wall clock, which valgrind stretches with the machine's load):
+    # spans are exported when the process closes the providers, inside the count.
+    env = {**os.environ, **env, "PYTHONHASHSEED": str(seed)}
+    env["OTEL_BSP_SCHEDULE_DELAY"] = "86400000"
+    command = ["valgrind", *tool, sys.executable, "-m", *argv]
+    return subprocess.run(command, cwd=_ROOT, env=env, capture_output=True, text=True, check=True)
+
+
+def collected(stderr: str) -> int:
+    """The instructions callgrind collected, from its report (``--toggle-collect``)."""
+    found = _COLLECTED.search(stderr)
+    if found is None:
+        raise RuntimeError(f"no instruction count in valgrind's output: {stderr[-500:]}")
+    return int(found.group(1))
 
 
 def _case(name: str) -> Any:
