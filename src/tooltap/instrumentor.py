@@ -123,7 +123,8 @@ def _providers(tracer_provider: Any, meter_provider: Any, config: Config) -> tup
 def _at_exit() -> None:
     tel = get_telemetry()
     if tel is not None:
-        export.bounded(partial(tel.end_open), export.exit_deadline(), wait=not holding_lock())
+        deadline = export.exit_deadline()
+        export.bounded(partial(tel.end_open, None, deadline), deadline, wait=not holding_lock())
 
 
 def _config(options: dict[str, Any]) -> Config:

@@ -32,10 +32,12 @@ import anyio
 import httpx
 import openai
 import pytest
+from opentelemetry.sdk.trace import ReadableSpan, SpanProcessor
 
 import tooltap
 from tests.reliability.support import Recorder, attrs
-from tests.telemetry.support import first_body, url
+from tests.telemetry.support import first_body, turn, url
+from tooltap import ToolCall
 from tooltap.simulator import Fault, Simulator
 
 APP = Path(__file__).with_name("settlement_app.py")
@@ -56,6 +58,11 @@ def _run(mode: str, timeout: float) -> tuple[dict[str, Any] | None, float]:
     exited = time.time()
     assert done.returncode == 0, done.stderr[-2000:]
     return json.loads(done.stdout.splitlines()[-1]), exited
+
+
+def _calls(count: int) -> tuple[ToolCall, ...]:
+    return tuple(ToolCall("lookup", {"key": i}, "openai", f"c{i}", i, dialect="openai.chat")
+                 for i in range(count))  # fmt: skip
 
 
 # --- signals -------------------------------------------------------------------------------
@@ -245,6 +252,47 @@ def test_flush_from_another_thread_while_reading_loses_nothing(
     assert flushes > 0
     tooltap.flush()
     _whole(rec)
+
+
+class _SlowEnds(SpanProcessor):
+    """Ends tool spans slowly (after the recorder has them); says when the first began."""
+
+    def __init__(self) -> None:
+        self.ending = threading.Event()
+
+    def on_end(self, span: ReadableSpan) -> None:
+        if (span.attributes or {}).get("gen_ai.operation.name") == "execute_tool":
+            self.ending.set()
+            time.sleep(0.02)
+
+
+def test_flush_waits_for_the_calls_another_flush_is_still_ending(recorder: Recorder) -> None:
+    slow = _SlowEnds()
+    recorder.tracer_provider.add_span_processor(slow)
+    recorder.instrument()
+    turn(_calls(20))
+    other = threading.Thread(target=tooltap.flush)  # takes all 20 out, ends them slowly
+    other.start()
+    assert slow.ending.wait(10)
+    tooltap.flush()
+    assert len(recorder.tools()) == 20  # what the other flush took ended before this returned
+    other.join(10)
+
+
+def test_flush_waits_for_no_more_than_its_timeout(recorder: Recorder) -> None:
+    slow = _SlowEnds()
+    recorder.tracer_provider.add_span_processor(slow)
+    recorder.instrument()
+    turn(_calls(100))  # two seconds of ending
+    other = threading.Thread(target=tooltap.flush)
+    other.start()
+    assert slow.ending.wait(10)
+    started = time.monotonic()
+    tooltap.flush(200)
+    assert time.monotonic() - started < 0.2 + 0.3
+    assert len(recorder.tools()) < 100
+    other.join(10)
+    assert len(recorder.tools()) == 100
 
 
 # --- bounds --------------------------------------------------------------------------------

@@ -107,6 +107,7 @@ class Lifecycle(CallEnds):
         self.adoption = Adoption(self._adopt_setting)
         self._open = OpenCalls(count, size)
         self._answered = Answered(memory)
+        self._ending = {}
         # response id -> its conversation ("" if none), its calls' scope (chains of
         # previous_response_id), turn and system prompt fingerprint (reading it back)
         self._responses: Bounded[str, _Response] = Bounded(memory)
@@ -223,8 +224,9 @@ class Lifecycle(CallEnds):
     def _register(self, entry: OpenCall) -> None:
         with self._lock:
             evicted = [entry] if self._retired else self._open.add(entry)
-        for old in evicted:
-            self._finish(old, sc.RESULT_ORPHANED, is_error=True)
+            token = self._taken(evicted)
+        if evicted:
+            self._end_taken(evicted, token, sc.RESULT_ORPHANED)
 
     def responded(
         self,
@@ -328,8 +330,8 @@ class Lifecycle(CallEnds):
         the response that carried them, so the app never got them."""
         with self._lock:
             gone = [e for e in entries if self._open.remove(e)]
-        for entry in gone:
-            self._finish(entry, sc.RESULT_NOT_DELIVERED, is_error=True)
+            token = self._taken(gone)
+        self._end_taken(gone, token, sc.RESULT_NOT_DELIVERED)
 
     def expire(self, now: float | None = None) -> int:
         """End, as orphaned, the calls open longer than ``orphan_timeout``; return how many."""
@@ -338,10 +340,10 @@ class Lifecycle(CallEnds):
         with self._lock:
             while (oldest := self._open.oldest()) is not None and oldest.started <= limit:
                 expired.append(self._open.pop_oldest())
+            token = self._taken(expired)
         if not expired:  # most requests
             return 0
-        for entry in expired:
-            self._finish(entry, sc.RESULT_ORPHANED, is_error=True)
+        self._end_taken(expired, token, sc.RESULT_ORPHANED)
         return sum(1 for e in expired if e.span is not None)
 
     def end_all(self, keep: Callable[[OpenCall], bool] | None = None) -> int:
@@ -357,8 +359,8 @@ class Lifecycle(CallEnds):
                     else:
                         ending.append(entry)
                 entries = ending
-        for entry in entries:
-            self._finish(entry, sc.RESULT_ORPHANED, is_error=True)
+            token = self._taken(entries)
+        self._end_taken(entries, token, sc.RESULT_ORPHANED)
         return sum(1 for e in entries if e.span is not None)
 
     def retire(self) -> int:

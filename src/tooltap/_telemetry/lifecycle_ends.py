@@ -9,8 +9,9 @@ call ends once (``_finish``): ``ok``/``error``, or ``orphaned``, ``unanswered``,
 
 from __future__ import annotations
 
+import threading
 import time
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping, Sized
 from typing import Any, Final
 
 from opentelemetry.trace import Span, SpanContext, Status, StatusCode
@@ -40,6 +41,8 @@ class CallEnds:
     _instruments: Instruments
     _listeners: Listeners
     _tool_names: ToolNames
+    #: What was taken out of the table and is still being ended: a token -> its thread.
+    _ending: dict[object, int]
 
     def results_sent(
         self,
@@ -84,6 +87,22 @@ class CallEnds:
                 passed = moved_past(below, history_length, model_turns, answered)
                 for entry in passed:
                     self._open.remove(entry)
+            token = self._taken(matched or passed)
+        try:
+            return self._answer(matched, passed, extra, provider, declared, inference_span)
+        finally:
+            self._ending.pop(token, None)
+
+    def _answer(
+        self,
+        matched: list[tuple[OpenCall, ToolResultRef]],
+        passed: list[OpenCall],
+        extra: list[tuple[ToolResultRef, str]],
+        provider: str,
+        declared: Mapping[str, object] | None,
+        inference_span: Span | None,
+    ) -> list[SpanContext]:
+        """End the calls ``results_sent`` took out; count the results left over."""
         links: list[SpanContext] = []
         for entry, ref in matched:
             result = sc.RESULT_ERROR if ref.is_error else sc.RESULT_OK
@@ -161,6 +180,33 @@ class CallEnds:
         self._listeners.emit(ToolResultSent(ref.call_id, ref.name, ref.is_error, None, result))
 
     # --- ending ----------------------------------------------------------------------------
+
+    def _taken(self, entries: Sized) -> object:
+        """Mark ``entries``, just taken out of the table, as being ended by this thread
+        (locked); the caller pops the token from ``_ending`` once they have ended."""
+        if not entries:
+            return None
+        token = object()
+        self._ending[token] = threading.get_ident()
+        return token
+
+    def _end_taken(self, entries: list[OpenCall], token: object, result: str) -> None:
+        """End ``entries`` (taken out, marked by ``token``) with ``result``, as an error."""
+        try:
+            for entry in entries:
+                self._finish(entry, result, is_error=True)
+        finally:
+            self._ending.pop(token, None)
+
+    def wait_ending(self, deadline: float, besides: Collection[int | None]) -> None:
+        """Wait, until ``deadline`` at most, for the calls that other threads (not those of
+        ``besides``) had taken out of the table and were ending: a flush force-flushes
+        them too. Not for what is taken later, nor for a thread a signal handler stopped."""
+        with self._lock:
+            pending = [token for token, thread in self._ending.items() if thread not in besides]
+        while pending and time.monotonic() < deadline:
+            time.sleep(0.001)
+            pending = [token for token in pending if token in self._ending]
 
     def _finish(self, entry: OpenCall, result: str, *, is_error: bool) -> float:
         """End one (already removed) call with ``result``; record metrics; return duration.

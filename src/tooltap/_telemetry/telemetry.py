@@ -163,12 +163,15 @@ class Telemetry:
         """Count one contained failure of ``component``."""
         self.instruments.internal_error(component)
 
-    def end_open(self, caller: threading.Thread | None = None) -> None:
+    def end_open(
+        self, caller: threading.Thread | None = None, deadline: float | None = None
+    ) -> None:
         """End open spans: inference spans whose body was never finished (as closed early),
         then tool spans never answered (as orphaned).
 
         ``caller``: the thread that flushes; what is still running is left alone then (see
-        the module docstring). None (exit, uninstrument): everything ends.
+        the module docstring). None (exit, uninstrument): everything ends. ``deadline``:
+        then wait until it at most for the calls other threads were ending meanwhile.
         """
         run_deferred()  # bodies a garbage collection left to settle settle first
         running: list[_Open] = []
@@ -179,11 +182,14 @@ class Telemetry:
                 running.append(op)
         if not running:
             self.lifecycle.end_all()
-            return
-        self.lifecycle.end_all(lambda entry: any(op.keeps(entry) for op in running))
+        else:
+            self.lifecycle.end_all(lambda entry: any(op.keeps(entry) for op in running))
+        if deadline is not None:
+            besides = {threading.get_ident(), None if caller is None else caller.ident}
+            self.lifecycle.wait_ending(deadline, besides)
 
     def _flush(self, caller: threading.Thread, deadline: float) -> None:
-        self.end_open(caller)
+        self.end_open(caller, deadline)
         tracer_provider = self.tracer_provider or trace.get_tracer_provider()
         meter_provider = self.meter_provider or get_meter_provider()
         for provider in (tracer_provider, meter_provider):
