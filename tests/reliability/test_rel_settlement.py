@@ -32,7 +32,10 @@ import anyio
 import httpx
 import openai
 import pytest
-from opentelemetry.sdk.trace import ReadableSpan, SpanProcessor
+from opentelemetry.metrics import NoOpMeterProvider
+from opentelemetry.sdk.trace import ReadableSpan, SpanProcessor, TracerProvider
+from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
 import tooltap
 from tests.reliability.support import Recorder, attrs
@@ -277,6 +280,36 @@ def test_flush_waits_for_the_calls_another_flush_is_still_ending(recorder: Recor
     tooltap.flush()
     assert len(recorder.tools()) == 20  # what the other flush took ended before this returned
     other.join(10)
+
+
+class _SlowInference(SpanProcessor):
+    """Ends inference spans slowly, before the exporter after it has them."""
+
+    def __init__(self) -> None:
+        self.ending = threading.Event()
+
+    def on_end(self, span: ReadableSpan) -> None:
+        if (span.attributes or {}).get("gen_ai.operation.name") == "chat":
+            self.ending.set()
+            time.sleep(0.3)
+
+
+def test_flush_waits_for_an_operation_another_thread_is_ending() -> None:
+    slow, exporter = _SlowInference(), InMemorySpanExporter()
+    provider = TracerProvider()
+    provider.add_span_processor(slow)
+    provider.add_span_processor(SimpleSpanProcessor(exporter))
+    tooltap.instrument(tracer_provider=provider, meter_provider=NoOpMeterProvider())
+    try:
+        other = threading.Thread(target=turn)  # a request whose end takes a while
+        other.start()
+        assert slow.ending.wait(10)
+        tooltap.flush()
+        assert len(exporter.get_finished_spans()) == 1  # ended before this flush returned
+        other.join(10)
+    finally:
+        tooltap.uninstrument()
+        provider.shutdown()
 
 
 def test_flush_waits_for_no_more_than_its_timeout(recorder: Recorder) -> None:

@@ -91,7 +91,7 @@ class CallEnds:
         try:
             return self._answer(matched, passed, extra, provider, declared, inference_span)
         finally:
-            self._ending.pop(token, None)
+            self.unmark(token)
 
     def _answer(
         self,
@@ -184,11 +184,18 @@ class CallEnds:
     def _taken(self, entries: Sized) -> object:
         """Mark ``entries``, just taken out of the table, as being ended by this thread
         (locked); the caller pops the token from ``_ending`` once they have ended."""
-        if not entries:
-            return None
+        return self.mark() if entries else None
+
+    def mark(self) -> object:
+        """A token saying that this thread is ending spans a flush should wait for
+        (``wait_ending``); ``unmark`` it once they have ended."""
         token = object()
         self._ending[token] = threading.get_ident()
         return token
+
+    def unmark(self, token: object) -> None:
+        """What ``token`` marked has ended."""
+        self._ending.pop(token, None)
 
     def _end_taken(self, entries: list[OpenCall], token: object, result: str) -> None:
         """End ``entries`` (taken out, marked by ``token``) with ``result``, as an error."""
@@ -196,12 +203,13 @@ class CallEnds:
             for entry in entries:
                 self._finish(entry, result, is_error=True)
         finally:
-            self._ending.pop(token, None)
+            self.unmark(token)
 
     def wait_ending(self, deadline: float, besides: Collection[int | None]) -> None:
-        """Wait, until ``deadline`` at most, for the calls that other threads (not those of
-        ``besides``) had taken out of the table and were ending: a flush force-flushes
-        them too. Not for what is taken later, nor for a thread a signal handler stopped."""
+        """Wait, until ``deadline`` at most, for what other threads (not those of
+        ``besides``) were ending (calls taken out of the table, operations): a flush
+        force-flushes their spans too. Not for what is marked later, nor for a thread a
+        signal handler stopped."""
         with self._lock:
             pending = [token for token, thread in self._ending.items() if thread not in besides]
         while pending and time.monotonic() < deadline:

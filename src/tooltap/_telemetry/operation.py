@@ -411,35 +411,44 @@ class Operation:
             return
         if not self._once.acquire(blocking=False):  # never waits: safe from a signal handler
             return
+        lifecycle = self.tel.lifecycle
+        ending = lifecycle.mark()  # before leaving the open operations: a flush waits for it
         self.state = State.ENDED  # ended directly, not through ``report``
         self.tel.open_operations.discard(self)
         # The SDK's body object (the whole history) is the SDK's to free: the op lives on
         # in a cycle until a collection, which would otherwise keep and traverse it.
         self.request_body = None
         try:
-            if self._calls.handing:  # ended before the SDK call that hands the response over
-                if exc is None:
-                    self.handed()
-                else:
-                    self.not_delivered(exc)
-            if exc is not None and not isinstance(exc, Exception):
-                self._cancelled = True
-            elif error is None and exc is not None:
-                error = classify_error(None, {}, None, exc)
-            if error is None and not self._cancelled:
-                error = self._sdk_error or self._attempts.failure
-            if self._cancelled and error is None:
-                self._out.set(sc.TOOLTAP_OUTCOME, sc.OUTCOME_CANCELLED)
-            attributes = dict(self.attributes)
-            if self._attempts.resends:
-                self._out.set(sc.HTTP_REQUEST_RESEND_COUNT, self._attempts.resends)
-            if error is not None:
-                attributes[sc.ERROR_TYPE] = error.error_type
-                self._out.set(sc.ERROR_TYPE, error.error_type)
-                self._out.set(sc.TOOLTAP_ERROR_TYPE, error.error_type)
-                self._out.fail(error.error_type)
-            self._calls.count()
-            duration = time.monotonic() - self._attempts.started
-            self.tel.instruments.operation(duration, attributes, self._out.context())
+            self._record_end(exc, error)
         finally:  # a recording failure (a tooltap bug) must not leave the span open
-            self._out.end()
+            try:
+                self._out.end()
+            finally:
+                lifecycle.unmark(ending)
+
+    def _record_end(self, exc: BaseException | None, error: ErrorClass | None) -> None:
+        """``end``'s accounting: the response handed over, the error, the metrics."""
+        if self._calls.handing:  # ended before the SDK call that hands the response over
+            if exc is None:
+                self.handed()
+            else:
+                self.not_delivered(exc)
+        if exc is not None and not isinstance(exc, Exception):
+            self._cancelled = True
+        elif error is None and exc is not None:
+            error = classify_error(None, {}, None, exc)
+        if error is None and not self._cancelled:
+            error = self._sdk_error or self._attempts.failure
+        if self._cancelled and error is None:
+            self._out.set(sc.TOOLTAP_OUTCOME, sc.OUTCOME_CANCELLED)
+        attributes = dict(self.attributes)
+        if self._attempts.resends:
+            self._out.set(sc.HTTP_REQUEST_RESEND_COUNT, self._attempts.resends)
+        if error is not None:
+            attributes[sc.ERROR_TYPE] = error.error_type
+            self._out.set(sc.ERROR_TYPE, error.error_type)
+            self._out.set(sc.TOOLTAP_ERROR_TYPE, error.error_type)
+            self._out.fail(error.error_type)
+        self._calls.count()
+        duration = time.monotonic() - self._attempts.started
+        self.tel.instruments.operation(duration, attributes, self._out.context())
