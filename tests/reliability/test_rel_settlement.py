@@ -258,15 +258,17 @@ def test_flush_from_another_thread_while_reading_loses_nothing(
 
 
 class _SlowEnds(SpanProcessor):
-    """Ends tool spans slowly (after the recorder has them); says when the first began."""
+    """Ends the spans of ``operation`` slowly (before the processors added after it have
+    them); says when the first began."""
 
-    def __init__(self) -> None:
+    def __init__(self, operation: str = "execute_tool", seconds: float = 0.02) -> None:
+        self.operation, self.seconds = operation, seconds
         self.ending = threading.Event()
 
     def on_end(self, span: ReadableSpan) -> None:
-        if (span.attributes or {}).get("gen_ai.operation.name") == "execute_tool":
+        if (span.attributes or {}).get("gen_ai.operation.name") == self.operation:
             self.ending.set()
-            time.sleep(0.02)
+            time.sleep(self.seconds)
 
 
 def test_flush_waits_for_the_calls_another_flush_is_still_ending(recorder: Recorder) -> None:
@@ -282,20 +284,8 @@ def test_flush_waits_for_the_calls_another_flush_is_still_ending(recorder: Recor
     other.join(10)
 
 
-class _SlowInference(SpanProcessor):
-    """Ends inference spans slowly, before the exporter after it has them."""
-
-    def __init__(self) -> None:
-        self.ending = threading.Event()
-
-    def on_end(self, span: ReadableSpan) -> None:
-        if (span.attributes or {}).get("gen_ai.operation.name") == "chat":
-            self.ending.set()
-            time.sleep(0.3)
-
-
 def test_flush_waits_for_an_operation_another_thread_is_ending() -> None:
-    slow, exporter = _SlowInference(), InMemorySpanExporter()
+    slow, exporter = _SlowEnds("chat", 0.3), InMemorySpanExporter()
     provider = TracerProvider()
     provider.add_span_processor(slow)
     provider.add_span_processor(SimpleSpanProcessor(exporter))
