@@ -33,7 +33,8 @@ from tooltap import ToolCall
 from tooltap.simulator import Simulator
 
 
-def _calls(prefix: str, count: int) -> tuple[ToolCall, ...]:
+def lookups(prefix: str, count: int) -> tuple[ToolCall, ...]:
+    """``count`` calls of ``lookup``, their ids ``prefix`` and their index."""
     ids = [f"{prefix}{i}" for i in range(count)]
     return tuple(ToolCall("lookup", {"key": c}, "openai", c, i, dialect="openai.chat")
                  for i, c in enumerate(ids))  # fmt: skip
@@ -75,7 +76,7 @@ def signal_flush() -> dict[str, object]:
     signal.setitimer(signal.ITIMER_REAL, 0.002, 0.002)
     try:
         for n in range(150):
-            calls = _calls(f"t{n}-", 20)
+            calls = lookups(f"t{n}-", 20)
             turn(calls)
             turn(results=tuple(c.call_id or "" for c in calls[::2]))
     finally:
@@ -101,11 +102,11 @@ def slow_exporter() -> dict[str, object]:
     provider = TracerProvider()
     provider.add_span_processor(SimpleSpanProcessor(_SlowExporter()))
     tooltap.instrument(tracer_provider=provider)
-    turn(_calls("a", 18))  # its inference span's export: one second
+    turn(lookups("a", 18))  # its inference span's export: one second
     started = time.monotonic()
     tooltap.flush(2000)
     flush = time.monotonic() - started
-    turn(_calls("b", 18))  # left open: the exit hook ends them
+    turn(lookups("b", 18))  # left open: the exit hook ends them
     return {"flush": flush, "last_line": time.time()}
 
 

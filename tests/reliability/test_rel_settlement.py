@@ -38,9 +38,9 @@ from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
 import tooltap
+from tests.reliability.settlement_app import lookups
 from tests.reliability.support import Recorder, attrs
 from tests.telemetry.support import first_body, turn, url
-from tooltap import ToolCall
 from tooltap.simulator import Fault, Simulator
 
 APP = Path(__file__).with_name("settlement_app.py")
@@ -61,11 +61,6 @@ def _run(mode: str, timeout: float) -> tuple[dict[str, Any] | None, float]:
     exited = time.time()
     assert done.returncode == 0, done.stderr[-2000:]
     return json.loads(done.stdout.splitlines()[-1]), exited
-
-
-def _calls(count: int) -> tuple[ToolCall, ...]:
-    return tuple(ToolCall("lookup", {"key": i}, "openai", f"c{i}", i, dialect="openai.chat")
-                 for i in range(count))  # fmt: skip
 
 
 # --- signals -------------------------------------------------------------------------------
@@ -275,7 +270,7 @@ def test_flush_waits_for_the_calls_another_flush_is_still_ending(recorder: Recor
     slow = _SlowEnds()
     recorder.tracer_provider.add_span_processor(slow)
     recorder.instrument()
-    turn(_calls(20))
+    turn(lookups("c", 20))
     other = threading.Thread(target=tooltap.flush)  # takes all 20 out, ends them slowly
     other.start()
     assert slow.ending.wait(10)
@@ -306,7 +301,7 @@ def test_flush_waits_for_no_more_than_its_timeout(recorder: Recorder) -> None:
     slow = _SlowEnds()
     recorder.tracer_provider.add_span_processor(slow)
     recorder.instrument()
-    turn(_calls(100))  # two seconds of ending
+    turn(lookups("c", 100))  # two seconds of ending
     other = threading.Thread(target=tooltap.flush)
     other.start()
     assert slow.ending.wait(10)

@@ -41,7 +41,8 @@ class CallEnds:
     _instruments: Instruments
     _listeners: Listeners
     _tool_names: ToolNames
-    #: What was taken out of the table and is still being ended: a token -> its thread.
+    #: What is still being ended (calls taken out of the table, operations): a token
+    #: (``mark``) -> the thread ending it.
     _ending: dict[object, int]
 
     def results_sent(
@@ -183,7 +184,7 @@ class CallEnds:
 
     def _taken(self, entries: Sized) -> object:
         """Mark ``entries``, just taken out of the table, as being ended by this thread
-        (locked); the caller pops the token from ``_ending`` once they have ended."""
+        (locked; None when there are none); ``unmark`` the token once they have ended."""
         return self.mark() if entries else None
 
     def mark(self) -> object:

@@ -171,7 +171,8 @@ class Telemetry:
 
         ``caller``: the thread that flushes; what is still running is left alone then (see
         the module docstring). None (exit, uninstrument): everything ends. ``deadline``:
-        then wait until it at most for the calls other threads were ending meanwhile.
+        then wait until it at most for what other threads were ending meanwhile (calls taken
+        out of the table, operations: ``Lifecycle.wait_ending``).
         """
         run_deferred()  # bodies a garbage collection left to settle settle first
         running: list[_Open] = []
